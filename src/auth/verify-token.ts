@@ -1,0 +1,89 @@
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
+import type { VerificationKeys } from './keys.ts';
+
+/** The scopes the API knows (CONTRACT §3). */
+export const SCOPES = {
+  ingestionsWrite: 'ingestions:write',
+  ingestionsRead: 'ingestions:read',
+  catalogRead: 'catalog:read',
+  analysisRun: 'analysis:run',
+} as const;
+
+export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
+
+/** Who is calling: the tenant named by the token, and what the token allows. */
+export interface Principal {
+  tenantId: string;
+  scopes: ReadonlySet<string>;
+}
+
+export interface TokenVerifierOptions {
+  keys: VerificationKeys;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+  tenantClaim: string;
+}
+
+/** Checks an `Authorization` header and answers the caller, or throws 401/403 errors. */
+export type AuthorizationCheck = (authorization: string | undefined, scope: Scope) => Promise<Principal>;
+
+function scopesOf(payload: JWTPayload): Set<string> {
+  const found = new Set<string>();
+  if (typeof payload.scope === 'string') for (const s of payload.scope.split(' ')) if (s) found.add(s);
+  const scp = payload.scp;
+  if (Array.isArray(scp)) for (const s of scp) if (typeof s === 'string') found.add(s);
+  if (typeof scp === 'string') for (const s of scp.split(' ')) if (s) found.add(s);
+  return found;
+}
+
+/** Creates the bearer-token check (CONTRACT §3): 401 for bad credentials, 403 for missing rights. */
+export function createTokenVerifier(options: TokenVerifierOptions): AuthorizationCheck {
+  const { keys } = options;
+
+  const verify = async (token: string): Promise<JWTPayload> => {
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new UnauthorizedError('The bearer token is malformed.', true);
+    }
+    const claims = { issuer: options.issuer, audience: options.audience };
+    try {
+      if (alg === 'HS256' && keys.secret) {
+        return (await jwtVerify(token, keys.secret, { ...claims, algorithms: ['HS256'] })).payload;
+      }
+      if (alg && alg !== 'none' && !alg.startsWith('HS') && keys.asymmetric) {
+        const { key, algorithms } = keys.asymmetric;
+        const result =
+          typeof key === 'function'
+            ? await jwtVerify(token, key, { ...claims, algorithms })
+            : await jwtVerify(token, key, { ...claims, algorithms });
+        return result.payload;
+      }
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired)
+        throw new UnauthorizedError('The bearer token has expired.', true);
+      if (error instanceof joseErrors.JWTClaimValidationFailed) {
+        throw new UnauthorizedError(`The bearer token's "${error.claim}" claim is not acceptable.`, true);
+      }
+      throw new UnauthorizedError('The bearer token could not be verified.', true);
+    }
+    throw new UnauthorizedError('The bearer token uses an algorithm this service does not accept.', true);
+  };
+
+  return async (authorization, scope) => {
+    const match = authorization === undefined ? null : /^bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match?.[1]) {
+      throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <JWT>).', false);
+    }
+    const payload = await verify(match[1]);
+    const tenant = payload[options.tenantClaim];
+    if (typeof tenant !== 'string' || tenant.length === 0) {
+      throw new ForbiddenError(`The token names no tenant (claim "${options.tenantClaim}").`);
+    }
+    const scopes = scopesOf(payload);
+    if (!scopes.has(scope)) throw new ForbiddenError(`The token lacks the scope "${scope}".`);
+    return { tenantId: tenant, scopes };
+  };
+}

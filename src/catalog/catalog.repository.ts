@@ -1,0 +1,116 @@
+import type { Queryable } from '../db/database.ts';
+import type { ProductRow, StoredVariant, VariantRow } from './merge-items.ts';
+
+/** SQL of the catalog: the set-based upserts of the worker and the reads of the API. */
+
+/** The transaction's time at millisecond precision, the resolution the API shows. */
+const NOW = `date_trunc('milliseconds', now())`;
+
+/** Stored variants among `skus`: which product owns each, and its images. */
+export async function findVariantsBySku(
+  tx: Queryable,
+  tenantId: string,
+  skus: readonly string[],
+): Promise<Map<string, StoredVariant>> {
+  const rows = await tx.query<StoredVariant>(
+    `SELECT sku, external_id, images FROM variants WHERE tenant_id = $1 AND sku = ANY($2::text[])`,
+    [tenantId, skus],
+  );
+  return new Map(rows.map((row) => [row.sku, row]));
+}
+
+/** Inserts or updates products, one statement for all of them (at most one row per external_id). */
+export async function upsertProducts(
+  tx: Queryable,
+  tenantId: string,
+  products: readonly ProductRow[],
+): Promise<void> {
+  if (products.length === 0) return;
+  await tx.query(
+    `INSERT INTO products AS p (tenant_id, external_id, name, description, style, type, sub_type, created_at, updated_at)
+     SELECT $1, x.external_id, x.name, x.description, x.style, x.type, x.sub_type, ${NOW}, ${NOW}
+     FROM json_to_recordset($2::json)
+       AS x(external_id text, name text, description text, style text, type text, sub_type text)
+     ON CONFLICT (tenant_id, external_id) DO UPDATE SET
+       name = EXCLUDED.name, description = EXCLUDED.description, style = EXCLUDED.style,
+       type = EXCLUDED.type, sub_type = EXCLUDED.sub_type, updated_at = EXCLUDED.updated_at`,
+    [tenantId, JSON.stringify(products)],
+  );
+}
+
+/**
+ * Inserts or updates variants, one statement for all of them. Rows arrive in order of first
+ * appearance, which is the order new variants get their sequence numbers in. A variant never
+ * changes product here: the caller has already rejected items that would move a sku.
+ */
+export async function upsertVariants(
+  tx: Queryable,
+  tenantId: string,
+  variants: readonly VariantRow[],
+): Promise<void> {
+  if (variants.length === 0) return;
+  await tx.query(
+    `INSERT INTO variants AS v (tenant_id, sku, external_id, name, item_url, depth, height, width, weight,
+                                color, price, brand, images, created_at, updated_at)
+     SELECT $1, x.sku, x.external_id, x.name, x.item_url, x.depth, x.height, x.width, x.weight,
+            x.color, x.price, x.brand, x.images, ${NOW}, ${NOW}
+     FROM json_to_recordset($2::json)
+       AS x(sku text, external_id text, name text, item_url text, depth float8, height float8, width float8,
+            weight float8, color text, price float8, brand text, images jsonb)
+     ON CONFLICT (tenant_id, sku) DO UPDATE SET
+       name = EXCLUDED.name, item_url = EXCLUDED.item_url, depth = EXCLUDED.depth, height = EXCLUDED.height,
+       width = EXCLUDED.width, weight = EXCLUDED.weight, color = EXCLUDED.color, price = EXCLUDED.price,
+       brand = EXCLUDED.brand, images = EXCLUDED.images, updated_at = EXCLUDED.updated_at`,
+    [tenantId, JSON.stringify(variants)],
+  );
+}
+
+/** A product as the API shows it (CONTRACT §9). */
+export interface ProductView {
+  external_id: string;
+  name: string;
+  description: string;
+  style: string;
+  type: string;
+  sub_type: string;
+  created_at: string;
+  updated_at: string;
+  variants: Array<Omit<VariantRow, 'external_id'>>;
+}
+
+const PRODUCT_VIEW = `
+  SELECT p.external_id, p.name, p.description, p.style, p.type, p.sub_type,
+         to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+         to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
+         COALESCE((
+           SELECT json_agg(json_build_object(
+                    'sku', v.sku, 'name', v.name, 'item_url', v.item_url, 'depth', v.depth, 'height', v.height,
+                    'width', v.width, 'weight', v.weight, 'color', v.color, 'price', v.price, 'brand', v.brand,
+                    'images', v.images) ORDER BY v.seq)
+           FROM variants v WHERE v.tenant_id = p.tenant_id AND v.external_id = p.external_id
+         ), '[]'::json) AS variants
+  FROM products p`;
+
+export async function findProduct(
+  db: Queryable,
+  tenantId: string,
+  externalId: string,
+): Promise<ProductView | null> {
+  const rows = await db.query<ProductView>(`${PRODUCT_VIEW} WHERE p.tenant_id = $1 AND p.external_id = $2`, [
+    tenantId,
+    externalId,
+  ]);
+  return rows[0] ?? null;
+}
+
+/** Products ordered by external_id, after `afterExternalId` (exclusive). */
+export async function listProducts(
+  db: Queryable,
+  query: { tenantId: string; afterExternalId: string | null; limit: number },
+): Promise<ProductView[]> {
+  return db.query<ProductView>(
+    `${PRODUCT_VIEW} WHERE p.tenant_id = $1 AND ($2::text IS NULL OR p.external_id > $2)
+     ORDER BY p.external_id LIMIT $3`,
+    [query.tenantId, query.afterExternalId, query.limit],
+  );
+}

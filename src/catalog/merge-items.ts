@@ -1,0 +1,116 @@
+import type { FieldError } from '../http/errors.ts';
+import type { FullProductIngest, ProductImageIngest } from './product-schema.ts';
+
+/** A stored image of a variant; `angle` is null when none is known. */
+export interface StoredImage {
+  url: string;
+  angle: number | null;
+}
+
+/** What the catalog already holds for a sku: its product and its images. */
+export interface StoredVariant {
+  sku: string;
+  external_id: string;
+  images: StoredImage[];
+}
+
+export type ProductRow = Omit<FullProductIngest, 'variants'>;
+
+export interface VariantRow {
+  sku: string;
+  external_id: string;
+  name: string;
+  item_url: string;
+  depth: number;
+  height: number;
+  width: number;
+  weight: number;
+  color: string;
+  price: number;
+  brand: string;
+  images: StoredImage[];
+}
+
+/** The rows to write for a run of items, and the items that cannot be written. */
+export interface MergedChunk {
+  products: ProductRow[];
+  variants: VariantRow[];
+  /** Indices (batch positions) of the items the rows contain. */
+  applied: number[];
+  rejected: Array<{ index: number; errors: FieldError[] }>;
+}
+
+/**
+ * Merges `incoming` into `stored` by url: known urls are updated in place (an absent `angle` keeps
+ * the stored one, `null` clears it), new urls are appended in the order they first appear, and
+ * stored urls that were not sent stay.
+ */
+export function mergeImages(
+  stored: readonly StoredImage[],
+  incoming: readonly ProductImageIngest[],
+): StoredImage[] {
+  const merged = stored.map((image) => ({ ...image }));
+  const byUrl = new Map(merged.map((image) => [image.url, image]));
+  for (const image of incoming) {
+    const known = byUrl.get(image.url);
+    if (known) {
+      if (image.angle !== undefined) known.angle = image.angle;
+    } else {
+      const added = { url: image.url, angle: image.angle ?? null };
+      merged.push(added);
+      byUrl.set(added.url, added);
+    }
+  }
+  return merged;
+}
+
+/**
+ * Applies valid items, in index order, on top of what is stored, and returns the final rows: one per
+ * product and per variant, however often an item repeats them, so each table takes a single
+ * set-based upsert. A later item with the same `external_id` patches the earlier one exactly as a
+ * later batch would. An item that uses a sku owned by another product (stored, or given to another
+ * product earlier in the run) is rejected whole with `sku_conflict`, and changes nothing.
+ */
+export function mergeItems(
+  items: ReadonlyArray<{ index: number; item: FullProductIngest }>,
+  stored: ReadonlyMap<string, StoredVariant>,
+): MergedChunk {
+  const products = new Map<string, ProductRow>();
+  const variants = new Map<string, VariantRow>();
+  const owner = new Map<string, string>();
+  for (const [sku, variant] of stored) owner.set(sku, variant.external_id);
+  const applied: number[] = [];
+  const rejected: MergedChunk['rejected'] = [];
+
+  for (const { index, item } of items) {
+    const conflicts: FieldError[] = [];
+    item.variants.forEach((variant, v) => {
+      const current = owner.get(variant.sku);
+      if (current !== undefined && current !== item.external_id) {
+        conflicts.push({
+          field: `variants[${v}].sku`,
+          code: 'sku_conflict',
+          message: `sku "${variant.sku}" already belongs to another product of this tenant.`,
+        });
+      }
+    });
+    if (conflicts.length > 0) {
+      rejected.push({ index, errors: conflicts });
+      continue;
+    }
+    const { variants: incomingVariants, ...product } = item;
+    products.set(item.external_id, product);
+    for (const variant of incomingVariants) {
+      owner.set(variant.sku, item.external_id);
+      const previousImages = variants.get(variant.sku)?.images ?? stored.get(variant.sku)?.images ?? [];
+      const { images, ...fields } = variant;
+      variants.set(variant.sku, {
+        ...fields,
+        external_id: item.external_id,
+        images: images === undefined ? previousImages : mergeImages(previousImages, images),
+      });
+    }
+    applied.push(index);
+  }
+  return { products: [...products.values()], variants: [...variants.values()], applied, rejected };
+}

@@ -1,0 +1,92 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { FURNITURE_COLORS, FURNITURE_STYLES, FURNITURE_SUB_TYPES, FURNITURE_TYPES } from './enums.ts';
+
+/** Longest string any field may hold (CONTRACT §5). */
+export const MAX_STRING_LENGTH = 65_535;
+/** Longest `external_id` or `sku`. */
+export const MAX_KEY_LENGTH = 255;
+export const MAX_IMAGES_PER_VARIANT = 10;
+
+/** A string that must be one of `values`, exactly (JSON Schema `enum`, one OpenAPI enum). */
+function StringEnum<const T extends readonly string[]>(values: T, description: string) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+}
+
+/** A deduplication key: 1–255 characters, not only white space. */
+function Key(description: string) {
+  return Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: '\\S', description });
+}
+
+const Text = (description?: string) => Type.String({ maxLength: MAX_STRING_LENGTH, description });
+
+/** An absolute `https:` URL with a host (format `uri` is checked by our own rule, see item-validator). */
+const HttpsUrl = (description: string) =>
+  Type.String({
+    format: 'uri',
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]:',
+    maxLength: MAX_STRING_LENGTH,
+    description,
+  });
+
+const Measure = (description: string) => Type.Number({ minimum: 0, description });
+
+/** ProductImageIngest: merged into a variant's images by `url`. */
+export const ProductImageIngest = Type.Object(
+  {
+    url: HttpsUrl('HTTPS URL of the image; the merge key among a variant’s images'),
+    angle: Type.Optional(
+      Type.Unsafe<number | null>({
+        type: ['number', 'null'],
+        minimum: 0,
+        maximum: 360,
+        description: 'Viewing angle in degrees, 0–360; null clears a stored angle, absent keeps it',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'ProductImageIngest' },
+);
+
+/** ProductVariantIngest: deduplicated by `sku` within the tenant. */
+export const ProductVariantIngest = Type.Object(
+  {
+    sku: Key('Variant deduplication key, unique per tenant'),
+    name: Text(),
+    item_url: HttpsUrl('HTTPS URL of the variant’s product page'),
+    depth: Measure('Depth (unit not specified)'),
+    height: Measure('Height (unit not specified)'),
+    width: Measure('Width (unit not specified)'),
+    weight: Measure('Weight (unit not specified)'),
+    color: StringEnum(FURNITURE_COLORS, 'FurnitureColor'),
+    price: Measure('Price (currency not specified)'),
+    brand: Text(),
+    images: Type.Optional(
+      Type.Array(ProductImageIngest, {
+        minItems: 1,
+        maxItems: MAX_IMAGES_PER_VARIANT,
+        description: 'Absent keeps the stored images; present merges them by url',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'ProductVariantIngest' },
+);
+
+/** FullProductIngest: one product with its variants, deduplicated by `external_id`. */
+export const FullProductIngest = Type.Object(
+  {
+    external_id: Key('Product deduplication key, unique per tenant'),
+    name: Text(),
+    description: Text(),
+    style: StringEnum(FURNITURE_STYLES, 'FurnitureStyle'),
+    type: StringEnum(FURNITURE_TYPES, 'FurnitureType'),
+    sub_type: StringEnum(FURNITURE_SUB_TYPES, 'FurnitureSubType'),
+    variants: Type.Array(ProductVariantIngest, { minItems: 1 }),
+  },
+  { additionalProperties: false, title: 'FullProductIngest' },
+);
+
+export type ProductImageIngest = Static<typeof ProductImageIngest>;
+export type ProductVariantIngest = Static<typeof ProductVariantIngest>;
+export type FullProductIngest = Static<typeof FullProductIngest>;
+
+/** The schemas to register for OpenAPI `components.schemas`, in dependency order. */
+export const PRODUCT_SCHEMAS: TSchema[] = [ProductImageIngest, ProductVariantIngest, FullProductIngest];

@@ -1,0 +1,94 @@
+import path from 'node:path';
+
+/** Which parts of the service this process runs (CONTRACT §1). */
+export type Role = 'api' | 'worker' | 'all';
+
+/** Everything the service reads from the environment, parsed once at start. */
+export interface Config {
+  port: number;
+  host: string;
+  role: Role;
+  nodeEnv: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  publicBaseUrl: string;
+  maxBodyBytes: number;
+  auth: {
+    jwtSecret: string | undefined;
+    jwksUrl: string | undefined;
+    publicKey: string | undefined;
+    issuer: string | undefined;
+    audience: string | undefined;
+    tenantClaim: string;
+  };
+  limits: {
+    ratePerMinute: number;
+    maxPendingItems: number;
+  };
+  worker: {
+    /** Batches one worker process handles at once (each holds one tenant). */
+    concurrency: number;
+    /** Items written per transaction. */
+    chunkSize: number;
+  };
+  analysis: {
+    allowPrivateHosts: boolean;
+  };
+}
+
+/** Thrown for a setting that cannot be used; the process refuses to start. */
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}`);
+  return value;
+}
+
+function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function role(raw: string | undefined): Role {
+  const value = raw ?? 'all';
+  if (value === 'api' || value === 'worker' || value === 'all') return value;
+  throw new ConfigError('ROLE must be api, worker or all');
+}
+
+/** Reads the configuration from `env` (CONTRACT §1 lists the variables and their defaults). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 3000);
+  const host = optional(env, 'HOST') ?? '127.0.0.1';
+  return {
+    port,
+    host,
+    role: role(optional(env, 'ROLE')),
+    nodeEnv: optional(env, 'NODE_ENV') ?? 'development',
+    databaseUrl: optional(env, 'DATABASE_URL'),
+    dataDir: path.resolve(optional(env, 'DATA_DIR') ?? './data'),
+    publicBaseUrl: (optional(env, 'PUBLIC_BASE_URL') ?? `http://${host}:${port}`).replace(/\/+$/, ''),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 32 * 1024 * 1024),
+    auth: {
+      jwtSecret: optional(env, 'AUTH_JWT_SECRET'),
+      jwksUrl: optional(env, 'AUTH_JWKS_URL'),
+      publicKey: optional(env, 'AUTH_JWT_PUBLIC_KEY'),
+      issuer: optional(env, 'AUTH_JWT_ISSUER'),
+      audience: optional(env, 'AUTH_JWT_AUDIENCE'),
+      tenantClaim: optional(env, 'AUTH_TENANT_CLAIM') ?? 'tenant_id',
+    },
+    limits: {
+      ratePerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 120, 1),
+      maxPendingItems: integer(env, 'MAX_PENDING_ITEMS', 200_000, 1),
+    },
+    worker: {
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1),
+      chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 500, 1),
+    },
+    analysis: {
+      allowPrivateHosts: optional(env, 'ANALYSIS_ALLOW_PRIVATE_HOSTS') === 'true',
+    },
+  };
+}

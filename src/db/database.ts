@@ -1,0 +1,146 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { createKeyedMutex } from './keyed-mutex.ts';
+
+/** Something that runs SQL: the database itself, or one transaction of it. */
+export interface Queryable {
+  /** One statement with `$n` parameters; returns its rows. */
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Several statements without parameters (migrations, pg-boss's own DDL); rows of the last one. */
+  exec(text: string): Promise<Record<string, unknown>[]>;
+}
+
+/** The service's PostgreSQL: a server through `pg`, or PGlite embedded in this process. */
+export interface Database extends Queryable {
+  readonly kind: 'server' | 'embedded';
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` while holding an exclusive lock on `key` across every process that shares the
+   * database (a session advisory lock on a server, which the server drops if this process dies).
+   * Returns `null` without running `fn` when the lock is not free within `waitMs`.
+   */
+  withLock<T>(key: string, waitMs: number, fn: () => Promise<T>): Promise<{ value: T } | null>;
+  close(): Promise<void>;
+}
+
+const LOCK_POLL_MS = 100;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Timestamps and bigints come back as strings from both drivers' raw values in a few places; the
+// repositories cast counts to int and read timestamps as Date, so both drivers agree.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+/** Opens the server at `url`. */
+export function openServerDatabase(url: string, { max = 10 }: { max?: number } = {}): Database {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: 'catalog-ingestion' });
+  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const local = createKeyedMutex();
+
+  const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<R>(text: string, params?: readonly unknown[]) {
+      const result = await client.query(text, params as unknown[] | undefined);
+      return result.rows as R[];
+    },
+    async exec(text: string) {
+      // A multi-statement string answers one result per statement.
+      const result = (await client.query(text)) as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(result) ? result.at(-1) : result;
+      return (last?.rows ?? []) as Record<string, unknown>[];
+    },
+  });
+
+  return {
+    kind: 'server',
+    ...wrap(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const value = await fn(wrap(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async withLock(key, waitMs, fn) {
+      return local.tryRun(key, waitMs, async () => {
+        const client = await pool.connect();
+        let locked = false;
+        try {
+          const deadline = Date.now() + waitMs;
+          for (;;) {
+            const { rows } = await client.query<{ ok: boolean }>(
+              'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+              [key],
+            );
+            locked = rows[0]?.ok === true;
+            if (locked || Date.now() >= deadline) break;
+            await sleep(LOCK_POLL_MS);
+          }
+          if (!locked) return null;
+          return { value: await fn() };
+        } finally {
+          // A connection that cannot unlock is destroyed instead, which releases the lock as well.
+          let destroy = false;
+          if (locked) {
+            await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => {
+              destroy = true;
+            });
+          }
+          client.release(destroy);
+        }
+      });
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** Opens (creating if needed) the embedded database under `dataDir`; `null` keeps it in memory. */
+export async function openEmbeddedDatabase(dataDir: string | null): Promise<Database> {
+  if (dataDir) await fs.mkdir(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir ? path.join(dataDir, 'pglite') : undefined);
+  // PGlite is one session in this process: only this process can open the directory, so an
+  // in-process lock gives the same exclusion a server's advisory lock gives across processes.
+  const local = createKeyedMutex();
+
+  const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<R>(text: string, params?: readonly unknown[]) {
+      const result = await client.query<R>(text, params ? [...params] : undefined);
+      return result.rows;
+    },
+    async exec(text: string) {
+      const results = await client.exec(text);
+      return (results.at(-1)?.rows ?? []);
+    },
+  });
+
+  return {
+    kind: 'embedded',
+    ...wrap(db),
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    withLock: (key, waitMs, fn) => local.tryRun(key, waitMs, async () => ({ value: await fn() })),
+    async close() {
+      await db.close();
+    },
+  };
+}
+
+/** Opens the server when `databaseUrl` is set, else the embedded database under `dataDir`. */
+export async function openDatabase(options: {
+  databaseUrl: string | undefined;
+  dataDir: string | null;
+  poolSize?: number;
+}): Promise<Database> {
+  if (options.databaseUrl) return openServerDatabase(options.databaseUrl, { max: options.poolSize });
+  return openEmbeddedDatabase(options.dataDir);
+}

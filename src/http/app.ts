@@ -1,0 +1,86 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from '../config.ts';
+import type { Authorize } from '../auth/authorize.ts';
+import type { IngestionService } from '../ingestion/ingestion.service.ts';
+import type { CatalogService } from '../catalog/catalog.service.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { ingestionRoutes } from '../ingestion/ingestion.routes.ts';
+import { catalogRoutes } from '../catalog/catalog.routes.ts';
+import { healthRoutes, type ReadinessCheck } from '../observability/health.routes.ts';
+import { registerErrorHandler } from './error-handler.ts';
+import { registerJsonBodyParser } from './json-body.ts';
+import { problemPages } from './problem-pages.ts';
+import { requestIdOf } from './request-id.ts';
+import { createValidatorCompiler } from './validator-compiler.ts';
+
+/** What the HTTP app is assembled from; every piece is created by the caller (main or a test). */
+export interface AppDependencies {
+  config: Config;
+  authorize: Authorize;
+  ingestion: IngestionService;
+  catalog: CatalogService;
+  metrics: Metrics;
+  readiness: ReadinessCheck[];
+  /** Registers further routes (the analyzer's) with the same conventions. */
+  extraRoutes?: Array<(app: FastifyInstance) => Promise<void>>;
+  logger?: boolean | { level: string };
+}
+
+/**
+ * Builds the Fastify app. Registration order is the system's order: request ids, body parsing and
+ * error rendering first (everything below relies on them), then the OpenAPI collector (it must see
+ * every route), then the routes themselves.
+ */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+    trustProxy: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerJsonBodyParser(app);
+  registerErrorHandler(app, config.publicBaseUrl);
+  deps.metrics.instrument(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Product ingestion and image stageability API',
+        version: '0.1.0-preview',
+        description:
+          'Asynchronous catalog ingestion for furniture retailers, and image stageability analysis.',
+      },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes, { checks: deps.readiness, metrics: deps.metrics });
+  await app.register(problemPages);
+  await app.register(ingestionRoutes, {
+    ingestion: deps.ingestion,
+    authorize: deps.authorize,
+    maxBodyBytes: config.maxBodyBytes,
+  });
+  await app.register(catalogRoutes, { catalog: deps.catalog, authorize: deps.authorize });
+  for (const register of deps.extraRoutes ?? []) await app.register(register);
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}

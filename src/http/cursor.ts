@@ -1,0 +1,33 @@
+import { ValidationError } from './errors.ts';
+
+/**
+ * Opaque pagination cursors: the list they belong to (`scope`) and the position after which the
+ * next page starts, base64url-encoded. A cursor is only a position, never a permission: every query
+ * it feeds is still scoped to the caller's tenant.
+ */
+export function encodeCursor(scope: string, position: string | number): string {
+  return Buffer.from(JSON.stringify([scope, position])).toString('base64url');
+}
+
+/** Reads a cursor of `scope`; a malformed one or one from another list is a 400 on `cursor`. */
+export function decodeCursor<T extends string | number>(
+  cursor: string,
+  scope: string,
+  kind: T extends number ? 'number' : 'string',
+): T {
+  const invalid = () =>
+    new ValidationError([
+      { field: 'cursor', code: 'invalid_value', message: 'cursor is not a next_cursor of this list.' },
+    ]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== scope || typeof parsed[1] !== kind) {
+    throw invalid();
+  }
+  if (kind === 'number' && !Number.isSafeInteger(parsed[1])) throw invalid();
+  return parsed[1] as T;
+}

@@ -1,0 +1,93 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ValidationError, type ProblemSlug } from './errors.ts';
+import { instanceOf, problemBody, sendProblem } from './problem.ts';
+import { fieldErrorsFromAjv, type AjvLikeError } from '../ingestion/item-errors.ts';
+
+/** How a route renders its errors: problem+json (default) or the analysis shape of spec §Errors. */
+export type ErrorShape = 'problem' | 'analysis';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorShape?: ErrorShape;
+  }
+}
+
+/** The spec's fixed texts for the stageability operation. */
+export const ANALYSIS_MESSAGES = {
+  badRequest: 'No images provided or more than 10 images',
+  unauthorized: 'Unauthorized - Invalid or missing authentication token',
+} as const;
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+};
+
+/** Turns anything thrown while handling a request into an {@link AppError}; unknown errors are 500s. */
+export function toAppError(error: FastifyError | AppError | Error): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
+  if (fastifyError.validation) {
+    return new ValidationError(fieldErrorsFromAjv(fastifyError.validation));
+  }
+  const byCode: Partial<Record<string, [ProblemSlug, string]>> = {
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'The request body must be application/json.'],
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['malformed-json', 'The Content-Length does not match the body.'],
+    FST_ERR_CTP_BODY_TOO_LARGE: [
+      'payload-too-large',
+      'The request body is larger than this operation accepts.',
+    ],
+    FST_ERR_CTP_EMPTY_JSON_BODY: ['malformed-json', 'The request body is empty.'],
+    FST_ERR_CTP_INVALID_JSON_BODY: ['malformed-json', 'The request body is not valid JSON.'],
+  };
+  const known = fastifyError.code ? byCode[fastifyError.code] : undefined;
+  if (known) return new AppError(known[0], known[1]);
+  if (fastifyError.statusCode === 413)
+    return new AppError('payload-too-large', 'The request body is too large.');
+  if (fastifyError.statusCode === 415)
+    return new AppError('unsupported-media-type', 'Unsupported media type.');
+  return new AppError('internal-error', 'The request could not be completed; it has been logged.');
+}
+
+function sendAnalysisError(reply: FastifyReply, error: AppError): FastifyReply {
+  const status = error.status;
+  let message: string = error.detail;
+  if (error.slug === 'validation-error') message = ANALYSIS_MESSAGES.badRequest;
+  if (error.slug === 'unauthorized') message = ANALYSIS_MESSAGES.unauthorized;
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send({ statusCode: status, message, error: REASONS[status] ?? 'Error' });
+}
+
+/** Installs the one place where errors become responses; 5xx details stay in the log. */
+export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string): void {
+  const render = (request: FastifyRequest, reply: FastifyReply, error: AppError) => {
+    reply.headers(error.headers);
+    if (request.routeOptions.config?.errorShape === 'analysis') return sendAnalysisError(reply, error);
+    return sendProblem(
+      reply,
+      problemBody(publicBaseUrl, error.slug, error.detail, instanceOf(request), error.errors),
+    );
+  };
+
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return render(request, reply, appError);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    render(
+      request,
+      reply,
+      new AppError('not-found', `No route for ${request.method} ${instanceOf(request)}.`),
+    ),
+  );
+}

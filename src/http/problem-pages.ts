@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { PROBLEMS, NotFoundError, type ProblemSlug } from './errors.ts';
+
+const EXPLANATIONS: Record<ProblemSlug, string> = {
+  'validation-error':
+    'Some fields or query parameters are wrong. Each entry of errors[] names one (field), says what is wrong (code) and how (message).',
+  'malformed-json': 'The body is not valid JSON. Send a JSON document with Content-Type: application/json.',
+  unauthorized:
+    'No valid bearer token was sent. Send Authorization: Bearer <JWT>, signed with a key this service accepts and not expired.',
+  forbidden:
+    'The token is valid but does not allow this operation: it names no tenant, or lacks the scope the operation needs.',
+  'not-found': 'There is no such resource for your tenant. Ids of other tenants are answered the same way.',
+  'payload-too-large':
+    'The body is larger than this operation accepts. Split the batch (at most 1000 items).',
+  'unsupported-media-type': 'Request bodies must be JSON: send Content-Type: application/json.',
+  'rate-limited':
+    'Your tenant sent too many submissions, or has too many items waiting. Retry after the number of seconds in Retry-After.',
+  'internal-error':
+    'Something failed on our side. Retry later; if it persists, report the X-Request-Id of the response.',
+};
+
+const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Serves `GET /problems/<slug>`: the human-readable page each problem `type` points at. */
+export async function problemPages(app: FastifyInstance): Promise<void> {
+  app.get(
+    '/problems/:slug',
+    {
+      schema: {
+        hide: true,
+        params: Type.Object({ slug: Type.String() }),
+      },
+    },
+    async (request, reply) => {
+      const { slug } = request.params as { slug: string };
+      if (!Object.hasOwn(PROBLEMS, slug)) throw new NotFoundError('No such problem type.');
+      const problem = PROBLEMS[slug as ProblemSlug];
+      const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(problem.title)}</title></head>
+<body><h1>${problem.status} ${escape(problem.title)}</h1><p>${escape(EXPLANATIONS[slug as ProblemSlug])}</p></body></html>\n`;
+      return reply.type('text/html; charset=utf-8').send(html);
+    },
+  );
+}

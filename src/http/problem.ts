@@ -1,0 +1,38 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PROBLEMS, type FieldError, type ProblemSlug } from './errors.ts';
+
+/** The RFC 7807 body of every error of the ingestion and catalog operations (spec: Problem). */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  errors?: FieldError[];
+}
+
+/** The request's path without its query: the problem's `instance`. */
+export function instanceOf(request: FastifyRequest): string {
+  const url = request.raw.url ?? request.url;
+  const end = url.indexOf('?');
+  return end === -1 ? url : url.slice(0, end);
+}
+
+/** Builds the problem body for `slug`; `type` is absolute under `publicBaseUrl`. */
+export function problemBody(
+  publicBaseUrl: string,
+  slug: ProblemSlug,
+  detail: string,
+  instance: string,
+  errors?: FieldError[],
+): Problem {
+  const { status, title } = PROBLEMS[slug];
+  const body: Problem = { type: `${publicBaseUrl}/problems/${slug}`, title, status, detail, instance };
+  if (errors) body.errors = errors;
+  return body;
+}
+
+/** Sends `problem` as `application/problem+json`. */
+export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  return reply.code(problem.status).type('application/problem+json').send(problem);
+}

@@ -1,0 +1,70 @@
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
+
+/** One field error in a problem's `errors[]`. */
+export const FieldErrorSchema = Type.Object(
+  { field: Type.String(), code: Type.String(), message: Type.String() },
+  { additionalProperties: false },
+);
+
+/** RFC 7807 problem (spec §Errors), the error body of every ingestion and catalog operation. */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ format: 'uri' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.Optional(Type.String()),
+    instance: Type.Optional(Type.String()),
+    errors: Type.Optional(Type.Array(FieldErrorSchema)),
+  },
+  { additionalProperties: false, title: 'Problem' },
+);
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});
+
+/** Documented error responses of a problem+json route, for its `response` schema. */
+export function problemResponses(...statuses: Array<400 | 401 | 403 | 404 | 413 | 415 | 429>) {
+  const texts: Record<number, string> = {
+    400: 'Validation error or malformed JSON',
+    401: 'Missing or invalid bearer token',
+    403: 'Token without a tenant or without the required scope',
+    404: 'Unknown id, or another tenant’s',
+    413: 'Body too large',
+    415: 'Body is not application/json',
+    429: 'Tenant rate or backlog limit reached',
+  };
+  const out: Record<string, unknown> = { default: problem('Unexpected error') };
+  for (const status of statuses) out[String(status)] = problem(texts[status] ?? 'Error');
+  return out;
+}
+
+/** `{data, next_cursor}`: one page of a cursor-paginated list. */
+export function Page<T extends TSchema>(item: T, title: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      next_cursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass as `cursor` for the next page; null on the last page',
+      }),
+    },
+    { additionalProperties: false, title },
+  );
+}
+
+/** `limit` and `cursor`, the query of every paginated list; unknown parameters are refused. */
+export function PageQuery<E extends TProperties = Record<never, never>>(
+  maxLimit: number,
+  defaultLimit: number,
+  extra: E = {} as E,
+) {
+  return Type.Object(
+    {
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit })),
+      cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+      ...extra,
+    },
+    { additionalProperties: false },
+  );
+}

@@ -1,0 +1,206 @@
+import type { Queryable } from '../db/database.ts';
+import type { FieldError } from '../http/errors.ts';
+import type { BatchStatus } from './batch-status.ts';
+
+/** SQL of the worker side of ingestion: reading items and recording progress. */
+
+/**
+ * `updated_at` for a change: now, at millisecond precision, but always at least 1 ms after the
+ * previous value, so every visible change moves it forward even within one millisecond.
+ */
+const TOUCH = `updated_at = GREATEST(date_trunc('milliseconds', clock_timestamp()), updated_at + interval '1 millisecond')`;
+
+const UNFINISHED = `('accepted', 'validating', 'processing')`;
+
+/** The tenant's oldest unfinished batch: batches of one tenant are applied in submission order. */
+export async function findOldestUnfinishedBatch(db: Queryable, tenantId: string): Promise<string | null> {
+  const rows = await db.query<{ id: string }>(
+    `SELECT id::text AS id FROM batches WHERE tenant_id = $1 AND status IN ${UNFINISHED} ORDER BY seq LIMIT 1`,
+    [tenantId],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/** Tenants with an unfinished batch that nothing has touched for `staleSeconds`. */
+export async function findTenantsWithStaleBatches(db: Queryable, staleSeconds: number): Promise<string[]> {
+  const rows = await db.query<{ tenant_id: string }>(
+    `SELECT DISTINCT tenant_id FROM batches
+     WHERE status IN ${UNFINISHED} AND updated_at < now() - make_interval(secs => $1)`,
+    [staleSeconds],
+  );
+  return rows.map((row) => row.tenant_id);
+}
+
+/** Items from `fromIndex` on, in index order. */
+export async function readItems(
+  db: Queryable,
+  batch: { tenantId: string; batchId: string; fromIndex: number; toIndex?: number },
+): Promise<Array<{ idx: number; payload: unknown }>> {
+  return db.query(
+    `SELECT idx, payload FROM batch_items
+     WHERE tenant_id = $1 AND batch_id = $2 AND idx >= $3 AND ($4::int IS NULL OR idx < $4)
+     ORDER BY idx`,
+    [batch.tenantId, batch.batchId, batch.fromIndex, batch.toIndex ?? null],
+  );
+}
+
+/** Counts one more failed processing attempt and returns the new count. */
+export async function countFailedAttempt(db: Queryable, tenantId: string, batchId: string): Promise<number> {
+  const rows = await db.query<{ attempts: number }>(
+    `UPDATE batches SET attempts = attempts + 1 WHERE tenant_id = $1 AND id = $2 RETURNING attempts`,
+    [tenantId, batchId],
+  );
+  return rows[0]?.attempts ?? 0;
+}
+
+/** Moves a batch from `from` to `to`; false when it was not in `from` (someone else moved it). */
+export async function moveStatus(
+  db: Queryable,
+  batch: { tenantId: string; batchId: string; from: BatchStatus; to: BatchStatus },
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE batches SET status = $4, ${TOUCH} WHERE tenant_id = $1 AND id = $2 AND status = $3 RETURNING 1`,
+    [batch.tenantId, batch.batchId, batch.from, batch.to],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Records the result of validation: counters and the move to `processing`, guarded on the batch
+ * still being in `validating`, so a second worker's late write changes nothing.
+ */
+export async function recordValidation(
+  tx: Queryable,
+  batch: { tenantId: string; batchId: string; ok: number; failed: number },
+): Promise<boolean> {
+  const rows = await tx.query(
+    `UPDATE batches SET status = 'processing', validated_ok = $3, validated_failed = $4, failed = $4, ${TOUCH}
+     WHERE tenant_id = $1 AND id = $2 AND status = 'validating' RETURNING 1`,
+    [batch.tenantId, batch.batchId, batch.ok, batch.failed],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Settles the items in [fromIndex, toIndex): adds to the counters, moves the resume point and, at
+ * the end, the status. The `next_index = fromIndex` guard is the fence that makes the chunk apply
+ * once: a worker that lost its claim finds no row and its transaction is rolled back.
+ */
+export async function advanceBatch(
+  tx: Queryable,
+  step: {
+    tenantId: string;
+    batchId: string;
+    fromIndex: number;
+    toIndex: number;
+    upserted: number;
+    failed: number;
+    /** Extra validated_failed, for items failed without validation (a batch given up on). */
+    validatedFailed?: number;
+    finalStatus: BatchStatus | null;
+  },
+): Promise<{ upserted: number; failed: number } | null> {
+  const rows = await tx.query<{ upserted: number; failed: number }>(
+    `UPDATE batches SET next_index = $4, upserted = upserted + $5, failed = failed + $6,
+            validated_failed = validated_failed + $8, status = COALESCE($7, status), ${TOUCH}
+     WHERE tenant_id = $1 AND id = $2 AND next_index = $3 AND status = 'processing'
+     RETURNING upserted, failed`,
+    [
+      step.tenantId,
+      step.batchId,
+      step.fromIndex,
+      step.toIndex,
+      step.upserted,
+      step.failed,
+      step.finalStatus,
+      step.validatedFailed ?? 0,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/** Moves a settled batch (next_index = received_count) to its terminal status. */
+export async function finishBatch(
+  tx: Queryable,
+  batch: { tenantId: string; batchId: string },
+): Promise<BatchStatus | null> {
+  const rows = await tx.query<{ status: BatchStatus }>(
+    `UPDATE batches SET status = CASE WHEN failed = 0 THEN 'completed'
+                                      WHEN upserted = 0 THEN 'failed'
+                                      ELSE 'completed_with_errors' END, ${TOUCH}
+     WHERE tenant_id = $1 AND id = $2 AND status = 'processing' AND next_index = received_count
+     RETURNING status`,
+    [batch.tenantId, batch.batchId],
+  );
+  return rows[0]?.status ?? null;
+}
+
+/** One failed item, as stored for the errors page. */
+export interface ItemFailure {
+  index: number;
+  external_id: string | null;
+  sku: string | null;
+  errors: FieldError[];
+}
+
+// PostgreSQL text holds neither U+0000 nor lone surrogates; a client's key may, so stored copies
+// of keys and messages replace them.
+const storable = (text: string) => text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+
+/** Stores item failures; an item already recorded keeps its first record (idempotent on retry). */
+export async function insertItemFailures(
+  tx: Queryable,
+  batch: { tenantId: string; batchId: string },
+  failures: readonly ItemFailure[],
+): Promise<void> {
+  if (failures.length === 0) return;
+  const rows = failures.map((f) => ({
+    idx: f.index,
+    external_id: f.external_id === null ? null : storable(f.external_id),
+    sku: f.sku === null ? null : storable(f.sku),
+    errors: f.errors.map((e) => ({ field: storable(e.field), code: e.code, message: storable(e.message) })),
+  }));
+  await tx.query(
+    `INSERT INTO batch_item_errors (tenant_id, batch_id, idx, external_id, sku, errors)
+     SELECT $1, $2, x.idx, x.external_id, x.sku, x.errors
+     FROM json_to_recordset($3::json) AS x(idx int, external_id text, sku text, errors jsonb)
+     ON CONFLICT (tenant_id, batch_id, idx) DO NOTHING`,
+    [batch.tenantId, batch.batchId, JSON.stringify(rows)],
+  );
+}
+
+/** Indices at or above `fromIndex` that already have a failure record. */
+export async function findFailedIndices(
+  db: Queryable,
+  batch: { tenantId: string; batchId: string; fromIndex: number },
+): Promise<Set<number>> {
+  const rows = await db.query<{ idx: number }>(
+    `SELECT idx FROM batch_item_errors WHERE tenant_id = $1 AND batch_id = $2 AND idx >= $3`,
+    [batch.tenantId, batch.batchId, batch.fromIndex],
+  );
+  return new Set(rows.map((row) => row.idx));
+}
+
+/**
+ * Ends a batch that could not be processed: its `failedCount` unsettled items count as failed
+ * (and as failed validation too when they were never validated), and the status becomes terminal.
+ */
+export async function giveUpBatch(
+  tx: Queryable,
+  batch: { tenantId: string; batchId: string; failedCount: number; unvalidated: boolean },
+): Promise<BatchStatus | null> {
+  const rows = await tx.query<{ status: BatchStatus }>(
+    `UPDATE batches SET
+       failed = failed + $3,
+       validated_failed = validated_failed + CASE WHEN $4 THEN $3 ELSE 0 END,
+       next_index = received_count,
+       status = CASE WHEN failed + $3 = 0 THEN 'completed'
+                     WHEN upserted = 0 THEN 'failed'
+                     ELSE 'completed_with_errors' END,
+       ${TOUCH}
+     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
+     RETURNING status`,
+    [batch.tenantId, batch.batchId, batch.failedCount, batch.unvalidated],
+  );
+  return rows[0]?.status ?? null;
+}

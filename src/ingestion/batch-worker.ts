@@ -1,0 +1,119 @@
+import type { Database } from '../db/database.ts';
+import type { JobQueue } from '../queue/job-queue.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { BatchProcessor } from './batch-processor.ts';
+import { ShutdownError } from './batch-processor.ts';
+import { findOldestUnfinishedBatch, findTenantsWithStaleBatches } from './batch-progress.repository.ts';
+
+/** Longest a job keeps draining one tenant before handing the rest to a new job (fairness, expiry). */
+export const DRAIN_BUDGET_MS = 20_000;
+/** An unfinished batch untouched this long has lost its worker (chunks touch it far more often). */
+export const STALE_AFTER_SECONDS = 60;
+const SWEEP_INTERVAL_MS = 30_000;
+
+/** A minimal logger (pino-compatible). */
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** The worker role: takes jobs off the queue and drains tenants' batches in submission order. */
+export interface BatchWorker {
+  start(): Promise<void>;
+  /** Stops taking jobs, interrupts running batches at their next chunk and waits for them. */
+  stop(timeoutMs: number): Promise<void>;
+  /** Processes every unfinished batch of `tenantId`, oldest first (what a job does). */
+  drainTenant(tenantId: string): Promise<void>;
+}
+
+/**
+ * Batches of one tenant must apply in submission order, and two workers must never write one
+ * tenant's catalog at once (sku ownership is decided from what is stored). So a job does not
+ * process "its" batch: it takes the tenant's lock and drains the tenant's unfinished batches oldest
+ * first. A job that finds the lock taken simply ends: the holder re-checks for new batches after it
+ * releases the lock, and any batch whose job gave up was committed before that re-check.
+ */
+export function createBatchWorker(deps: {
+  db: Database;
+  queue: JobQueue;
+  processor: BatchProcessor;
+  metrics: Metrics;
+  log: Logger;
+  concurrency: number;
+  drainBudgetMs?: number;
+}): BatchWorker {
+  const { db, queue, processor, metrics, log } = deps;
+  const budget = deps.drainBudgetMs ?? DRAIN_BUDGET_MS;
+  const shutdown = new AbortController();
+  let sweeper: NodeJS.Timeout | undefined;
+
+  async function processOne(tenantId: string, batchId: string): Promise<boolean> {
+    const started = process.hrtime.bigint();
+    try {
+      const outcome = await processor.processBatch(tenantId, batchId, shutdown.signal);
+      metrics.itemsSettled.inc({ outcome: 'upserted' }, outcome.upserted);
+      metrics.itemsSettled.inc({ outcome: 'failed' }, outcome.failed);
+      if (outcome.status) {
+        metrics.batchesFinished.inc({ status: outcome.status });
+        metrics.batchSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      }
+      return outcome.status !== null;
+    } catch (error) {
+      if (error instanceof ShutdownError) throw error;
+      log.error({ err: error, tenantId, batchId }, 'batch processing failed; it will be retried');
+      await processor.recordFailedAttempt(tenantId, batchId);
+      throw error;
+    }
+  }
+
+  async function drainTenant(tenantId: string): Promise<void> {
+    for (;;) {
+      const held = await db.withLock(`tenant:${tenantId}`, 0, async () => {
+        const deadline = Date.now() + budget;
+        for (;;) {
+          const batchId = await findOldestUnfinishedBatch(db, tenantId);
+          if (!batchId) return 'drained' as const;
+          if (Date.now() >= deadline || shutdown.signal.aborted) return 'handed-off' as const;
+          const finished = await processOne(tenantId, batchId);
+          if (!finished) return 'handed-off' as const;
+        }
+      });
+      if (held === null) return;
+      if (held.value === 'handed-off') {
+        if (!shutdown.signal.aborted) await queue.send({ tenantId, batchId: null });
+        return;
+      }
+      // Drained: a batch committed while the lock was held may have had its job give up; look again.
+      if (!(await findOldestUnfinishedBatch(db, tenantId))) return;
+    }
+  }
+
+  /** Enqueues a drain for tenants whose unfinished batches nobody has touched for a while. */
+  async function sweep(staleSeconds: number): Promise<void> {
+    for (const tenantId of await findTenantsWithStaleBatches(db, staleSeconds)) {
+      await queue.send({ tenantId, batchId: null });
+    }
+  }
+
+  return {
+    drainTenant,
+    async start() {
+      await queue.work(deps.concurrency, async (job) => {
+        if (shutdown.signal.aborted) throw new ShutdownError();
+        await drainTenant(job.tenantId);
+      });
+      // Batches interrupted by a stop or a crash resume at once rather than after the stale delay.
+      await sweep(0);
+      sweeper = setInterval(() => {
+        sweep(STALE_AFTER_SECONDS).catch((error: unknown) => log.warn({ err: error }, 'sweep failed'));
+      }, SWEEP_INTERVAL_MS);
+      sweeper.unref();
+    },
+    async stop(timeoutMs) {
+      clearInterval(sweeper);
+      shutdown.abort();
+      await queue.stop(timeoutMs);
+    },
+  };
+}

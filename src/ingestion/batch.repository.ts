@@ -1,0 +1,112 @@
+import type { Queryable } from '../db/database.ts';
+import type { FieldError } from '../http/errors.ts';
+import type { BatchRecord, BatchStatus } from './batch-status.ts';
+
+/** SQL of the API side of ingestion: storing submissions and reading batches back. */
+
+/** A batch row, with what the worker also needs besides the public record. */
+export interface BatchRow extends BatchRecord {
+  tenant_id: string;
+  seq: number;
+  next_index: number;
+  attempts: number;
+}
+
+interface RawBatchRow extends Omit<BatchRow, 'created_at' | 'updated_at'> {
+  created_at: Date;
+  updated_at: Date;
+}
+
+const BATCH_COLUMNS = `tenant_id, id::text AS batch_id, seq, status, received_count, validated_ok,
+  validated_failed, upserted, failed, next_index, attempts, created_at, updated_at`;
+
+/** Timestamps as the API shows them: ISO 8601, UTC, milliseconds. */
+function toBatchRow(row: RawBatchRow): BatchRow {
+  return { ...row, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+}
+
+/** The public status record of a batch row (the nine fields of the spec). */
+export function toBatchRecord(row: BatchRow): BatchRecord {
+  return {
+    batch_id: row.batch_id,
+    status: row.status,
+    received_count: row.received_count,
+    created_at: row.created_at,
+    validated_ok: row.validated_ok,
+    validated_failed: row.validated_failed,
+    upserted: row.upserted,
+    failed: row.failed,
+    updated_at: row.updated_at,
+  };
+}
+
+export async function insertBatch(
+  tx: Queryable,
+  batch: { tenantId: string; batchId: string; receivedCount: number; createdAt: Date },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO batches (tenant_id, id, received_count, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $4)`,
+    [batch.tenantId, batch.batchId, batch.receivedCount, batch.createdAt],
+  );
+}
+
+/**
+ * Stores every item of a submission with one statement, straight from the body's JSON text: the
+ * items are split by PostgreSQL, never re-serialized here, and kept as `json` (verbatim text), so
+ * numbers stay exactly as sent and no item is judged before the worker does.
+ */
+export async function insertBatchItems(
+  tx: Queryable,
+  items: { tenantId: string; batchId: string; bodyJson: string },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO batch_items (tenant_id, batch_id, idx, payload)
+     SELECT $1, $2, (e.ordinality - 1)::int, e.value
+     FROM json_array_elements(($3::json) -> 'items') WITH ORDINALITY AS e`,
+    [items.tenantId, items.batchId, items.bodyJson],
+  );
+}
+
+export async function findBatch(db: Queryable, tenantId: string, batchId: string): Promise<BatchRow | null> {
+  const rows = await db.query<RawBatchRow>(
+    `SELECT ${BATCH_COLUMNS} FROM batches WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, batchId],
+  );
+  return rows[0] ? toBatchRow(rows[0]) : null;
+}
+
+/** A tenant's batches, newest first, after the one with `beforeSeq` (exclusive). */
+export async function listBatches(
+  db: Queryable,
+  query: { tenantId: string; beforeSeq: number | null; limit: number; status: BatchStatus | null },
+): Promise<BatchRow[]> {
+  const rows = await db.query<RawBatchRow>(
+    `SELECT ${BATCH_COLUMNS} FROM batches
+     WHERE tenant_id = $1 AND ($2::bigint IS NULL OR seq < $2) AND ($3::text IS NULL OR status = $3)
+     ORDER BY seq DESC LIMIT $4`,
+    [query.tenantId, query.beforeSeq, query.status, query.limit],
+  );
+  return rows.map(toBatchRow);
+}
+
+/** A failed item of a batch, as the errors page lists it. */
+export interface ItemErrorRow {
+  index: number;
+  errors: FieldError[];
+  external_id: string | null;
+  sku: string | null;
+}
+
+/** Failed items of a batch with an index above `afterIndex`, ascending. */
+export async function listItemErrors(
+  db: Queryable,
+  query: { tenantId: string; batchId: string; afterIndex: number; limit: number },
+): Promise<ItemErrorRow[]> {
+  return db.query<ItemErrorRow>(
+    `SELECT idx AS index, errors, external_id, sku FROM batch_item_errors
+     WHERE tenant_id = $1 AND batch_id = $2 AND idx > $3
+     ORDER BY idx LIMIT $4`,
+    [query.tenantId, query.batchId, query.afterIndex, query.limit],
+  );
+}

@@ -1,0 +1,113 @@
+import type { FastifyInstance } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import type { Authorize } from '../auth/authorize.ts';
+import { principalOf } from '../auth/authorize.ts';
+import { SCOPES } from '../auth/verify-token.ts';
+import { problemResponses } from '../http/schemas.ts';
+import type { IngestionService } from './ingestion.service.ts';
+import {
+  BatchErrorPage,
+  BatchListQuery,
+  BatchPage,
+  BatchParams,
+  BatchStatusRecord,
+  ErrorsQuery,
+  IngestionAccepted,
+  IngestionEnvelope,
+  IngestionRequest,
+} from './ingestion.schemas.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The body schema the OpenAPI document shows, where it differs from what the route validates. */
+    openapiBody?: unknown;
+  }
+}
+
+/** Operations 1–3 of the spec, plus the tenant's batch list (CONTRACT §9). Thin: parse, call, reply. */
+export async function ingestionRoutes(
+  app: FastifyInstance,
+  {
+    ingestion,
+    authorize,
+    maxBodyBytes,
+  }: { ingestion: IngestionService; authorize: Authorize; maxBodyBytes: number },
+): Promise<void> {
+  const tags = ['ingestion'];
+
+  app.post<{ Body: Static<typeof IngestionEnvelope> }>(
+    '/products/ingestions',
+    {
+      bodyLimit: maxBodyBytes,
+      config: { openapiBody: IngestionRequest },
+      // Authenticate, then admit against the tenant's limits, both before the body is read.
+      onRequest: [
+        authorize(SCOPES.ingestionsWrite),
+        async (request, reply) => {
+          reply.headers(await ingestion.admit(principalOf(request).tenantId));
+        },
+      ],
+      schema: {
+        tags,
+        summary: 'Queue a batch of products',
+        body: IngestionEnvelope,
+        response: { 202: IngestionAccepted, ...problemResponses(400, 401, 403, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = principalOf(request);
+      const bodyJson = request.rawJson?.text ?? JSON.stringify(request.body);
+      const accepted = await ingestion.submit(tenantId, request.body.items, bodyJson);
+      return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof BatchListQuery> }>(
+    '/products/ingestions',
+    {
+      onRequest: authorize(SCOPES.ingestionsRead),
+      schema: {
+        tags,
+        summary: 'List the tenant’s batches, newest first',
+        querystring: BatchListQuery,
+        response: { 200: BatchPage, ...problemResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { limit = 20, cursor, status } = request.query;
+      return ingestion.listBatches(principalOf(request).tenantId, { limit, cursor, status });
+    },
+  );
+
+  app.get<{ Params: Static<typeof BatchParams> }>(
+    '/products/ingestions/:batch_id',
+    {
+      onRequest: authorize(SCOPES.ingestionsRead),
+      schema: {
+        tags,
+        summary: 'Get batch status and progress',
+        params: BatchParams,
+        response: { 200: BatchStatusRecord, ...problemResponses(401, 403, 404) },
+      },
+    },
+    async (request) => ingestion.getStatus(principalOf(request).tenantId, request.params.batch_id),
+  );
+
+  app.get<{ Params: Static<typeof BatchParams>; Querystring: Static<typeof ErrorsQuery> }>(
+    '/products/ingestions/:batch_id/errors',
+    {
+      onRequest: authorize(SCOPES.ingestionsRead),
+      schema: {
+        tags,
+        summary: 'Get the per-item errors of a batch',
+        params: BatchParams,
+        querystring: ErrorsQuery,
+        response: { 200: BatchErrorPage, ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { limit = 500, cursor } = request.query;
+      return ingestion.listErrors(principalOf(request).tenantId, request.params.batch_id, { limit, cursor });
+    },
+  );
+}

@@ -1,0 +1,76 @@
+import { Type } from '@sinclair/typebox';
+import { FullProductIngest } from '../catalog/product-schema.ts';
+import { Page, PageQuery } from '../http/schemas.ts';
+import { BATCH_STATUSES } from './batch-status.ts';
+
+/** Most items one submission may carry. */
+export const MAX_ITEMS_PER_BATCH = 1000;
+
+/**
+ * What `POST /products/ingestions` validates: the envelope only. Items of any JSON type are
+ * accepted here and judged one by one by the worker (partial acceptance, CONTRACT §4).
+ */
+export const IngestionEnvelope = Type.Object(
+  { items: Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_ITEMS_PER_BATCH }) },
+  { additionalProperties: false },
+);
+
+/** What the OpenAPI document shows for the same body: the items' own schema, checked later. */
+export const IngestionRequest = Type.Object(
+  {
+    items: Type.Array(FullProductIngest, {
+      minItems: 1,
+      maxItems: MAX_ITEMS_PER_BATCH,
+      description: 'Each item is validated asynchronously; invalid items are reported on the errors page',
+    }),
+  },
+  { additionalProperties: false, title: 'IngestionRequest' },
+);
+
+export const IngestionAccepted = Type.Object(
+  { batch_id: Type.String(), received_count: Type.Integer() },
+  { additionalProperties: false, title: 'IngestionAccepted' },
+);
+
+const Timestamp = Type.String({ format: 'date-time' });
+
+export const BatchStatusRecord = Type.Object(
+  {
+    batch_id: Type.String(),
+    status: Type.Unsafe<(typeof BATCH_STATUSES)[number]>({ type: 'string', enum: BATCH_STATUSES }),
+    received_count: Type.Integer({ description: 'Items in the submission' }),
+    created_at: Timestamp,
+    validated_ok: Type.Integer({ description: 'Items that passed schema validation so far' }),
+    validated_failed: Type.Integer({ description: 'Items that failed schema validation so far' }),
+    upserted: Type.Integer({ description: 'Items written to the catalog so far' }),
+    failed: Type.Integer({ description: 'Items that failed at any stage so far' }),
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false, title: 'BatchStatus' },
+);
+
+export const ItemErrorRecord = Type.Object(
+  {
+    index: Type.Integer({ description: 'Index of the item within the batch' }),
+    errors: Type.Array(
+      Type.Object(
+        { field: Type.String(), code: Type.String(), message: Type.String() },
+        { additionalProperties: false },
+      ),
+    ),
+    external_id: Type.Union([Type.String(), Type.Null()]),
+    sku: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false, title: 'ItemError' },
+);
+
+export const BatchErrorPage = Page(ItemErrorRecord, 'BatchErrorPage');
+export const BatchPage = Page(BatchStatusRecord, 'BatchPage');
+
+export const BatchParams = Type.Object({ batch_id: Type.String() });
+export const ErrorsQuery = PageQuery(500, 500);
+export const BatchListQuery = PageQuery(100, 20, {
+  status: Type.Optional(
+    Type.Unsafe<(typeof BATCH_STATUSES)[number]>({ type: 'string', enum: BATCH_STATUSES }),
+  ),
+});

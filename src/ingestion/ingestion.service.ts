@@ -1,0 +1,113 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Database } from '../db/database.ts';
+import type { JobQueue } from '../queue/job-queue.ts';
+import { NotFoundError } from '../http/errors.ts';
+import { decodeCursor, encodeCursor } from '../http/cursor.ts';
+import { TERMINAL_STATUSES, type BatchRecord, type BatchStatus } from './batch-status.ts';
+import {
+  findBatch,
+  insertBatch,
+  insertBatchItems,
+  listBatches,
+  listItemErrors,
+  toBatchRecord,
+  type ItemErrorRow,
+} from './batch.repository.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+
+/** A page of a cursor-paginated list. */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/** Submitting batches and reading their progress; knows nothing of HTTP. */
+export interface IngestionService {
+  /** Counts a submission against the tenant's limits; throws 429. Returns the RateLimit headers. */
+  admit(tenantId: string): Promise<Record<string, string>>;
+  /**
+   * Stores the batch and all its items and enqueues it, in one transaction, so that once this
+   * resolves the batch is durable and will be processed. `bodyJson` is the request's JSON text.
+   */
+  submit(
+    tenantId: string,
+    items: readonly unknown[],
+    bodyJson: string,
+  ): Promise<{ batch_id: string; received_count: number }>;
+  getStatus(tenantId: string, batchId: string): Promise<BatchRecord>;
+  listErrors(
+    tenantId: string,
+    batchId: string,
+    query: { limit: number; cursor?: string },
+  ): Promise<Page<ItemErrorRow>>;
+  listBatches(
+    tenantId: string,
+    query: { limit: number; cursor?: string; status?: BatchStatus },
+  ): Promise<Page<BatchRecord>>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function createIngestionService(deps: {
+  db: Database;
+  queue: JobQueue;
+  rateLimiter: RateLimiter;
+}): IngestionService {
+  const { db, queue } = deps;
+
+  /** The batch, or 404 for an unknown id, a malformed one or another tenant's: all look alike. */
+  const batchOf = async (tenantId: string, batchId: string) => {
+    const row = UUID.test(batchId) ? await findBatch(db, tenantId, batchId) : null;
+    if (!row) throw new NotFoundError('No batch with this id.');
+    return row;
+  };
+
+  return {
+    admit: (tenantId) => deps.rateLimiter.admit(tenantId),
+
+    async submit(tenantId, items, bodyJson) {
+      const batchId = uuidv7();
+      await db.transaction(async (tx) => {
+        await insertBatch(tx, { tenantId, batchId, receivedCount: items.length, createdAt: new Date() });
+        await insertBatchItems(tx, { tenantId, batchId, bodyJson });
+        await queue.send({ tenantId, batchId }, { tx });
+      });
+      return { batch_id: batchId, received_count: items.length };
+    },
+
+    async getStatus(tenantId, batchId) {
+      return toBatchRecord(await batchOf(tenantId, batchId));
+    },
+
+    async listErrors(tenantId, batchId, { limit, cursor }) {
+      const batch = await batchOf(tenantId, batchId);
+      const scope = `errors:${batch.batch_id}`;
+      const afterIndex = cursor === undefined ? -1 : decodeCursor<number>(cursor, scope, 'number');
+      const rows = await listItemErrors(db, {
+        tenantId,
+        batchId: batch.batch_id,
+        afterIndex,
+        limit: limit + 1,
+      });
+      const data = rows.slice(0, limit);
+      const more = rows.length > limit;
+      // While the batch runs, more failures may still be recorded after the last one seen, so the
+      // cursor stays open; it is null only once the batch is terminal and nothing follows.
+      const finished = TERMINAL_STATUSES.includes(batch.status);
+      const last = data.at(-1)?.index ?? afterIndex;
+      return { data, next_cursor: more || !finished ? encodeCursor(scope, last) : null };
+    },
+
+    async listBatches(tenantId, { limit, cursor, status }) {
+      const scope = 'batches';
+      const beforeSeq = cursor === undefined ? null : decodeCursor<number>(cursor, scope, 'number');
+      const rows = await listBatches(db, { tenantId, beforeSeq, limit: limit + 1, status: status ?? null });
+      const data = rows.slice(0, limit);
+      const last = data.at(-1);
+      return {
+        data: data.map(toBatchRecord),
+        next_cursor: rows.length > limit && last ? encodeCursor(scope, last.seq) : null,
+      };
+    },
+  };
+}

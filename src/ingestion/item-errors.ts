@@ -1,0 +1,165 @@
+import type { FieldError } from '../http/errors.ts';
+
+/** The closed set of item error codes (CONTRACT §5). */
+export const ITEM_ERROR_CODES = [
+  'required',
+  'unknown_field',
+  'invalid_type',
+  'invalid_value',
+  'invalid_format',
+  'https_required',
+  'out_of_range',
+  'too_few_items',
+  'too_many_items',
+  'duplicate_key',
+  'sku_conflict',
+  'internal_error',
+] as const;
+
+export type ItemErrorCode = (typeof ITEM_ERROR_CODES)[number];
+
+/** The part of an Ajv error this module reads (Ajv and Fastify's validation errors both fit). */
+export interface AjvLikeError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string | undefined;
+  parentSchema?: Record<string, unknown> | undefined;
+  data?: unknown;
+}
+
+/** Turns a JSON pointer (`/variants/0/price`) into the contract's path (`variants[0].price`). */
+export function pathFromPointer(pointer: string): string {
+  if (pointer === '') return '';
+  let out = '';
+  for (const raw of pointer.slice(1).split('/')) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+/** Appends a property name to a path. */
+export function childPath(path: string, property: string): string {
+  return path === '' ? property : `${path}.${property}`;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a finite number',
+  integer: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+function typeText(type: unknown): string {
+  const types = Array.isArray(type) ? type : [type];
+  return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' or ');
+}
+
+/** Maps one Ajv error onto the contract's codes, or `null` for errors another one already covers. */
+function mapError(error: AjvLikeError): FieldError | null {
+  const path = pathFromPointer(error.instancePath);
+  const label = path === '' ? 'The value' : path;
+  const p = error.params;
+  switch (error.keyword) {
+    case 'required': {
+      const field = childPath(path, String(p.missingProperty));
+      return { field, code: 'required', message: `${field} is required.` };
+    }
+    case 'additionalProperties': {
+      const field = childPath(path, String(p.additionalProperty));
+      return { field, code: 'unknown_field', message: `${field} is not a known field.` };
+    }
+    case 'type':
+      return { field: path, code: 'invalid_type', message: `${label} must be ${typeText(p.type)}.` };
+    case 'enum': {
+      const description = error.parentSchema?.description;
+      const name = typeof description === 'string' ? description : undefined;
+      return {
+        field: path,
+        code: 'invalid_value',
+        message: `${label} must be one of the ${name ?? 'allowed'} values (exact, case-sensitive).`,
+      };
+    }
+    case 'format':
+      return {
+        field: path,
+        code: 'invalid_format',
+        message: `${label} must be an absolute URL with a host.`,
+      };
+    case 'pattern':
+      if (String(p.pattern).toLowerCase().startsWith('^[hh][tt]')) {
+        return { field: path, code: 'https_required', message: `${label} must use https.` };
+      }
+      return { field: path, code: 'invalid_format', message: `${label} must not be blank.` };
+    case 'minLength':
+      return { field: path, code: 'invalid_format', message: `${label} must not be empty.` };
+    case 'maxLength':
+      return {
+        field: path,
+        code: 'invalid_format',
+        message: `${label} must be at most ${String(p.limit)} characters.`,
+      };
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return {
+        field: path,
+        code: 'out_of_range',
+        message: `${label} must be ${String(p.comparison)} ${String(p.limit)}.`,
+      };
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return {
+        field: path,
+        code: 'out_of_range',
+        message: `${label} must be ${String(p.comparison)} ${String(p.limit)}.`,
+      };
+    case 'minItems':
+      return {
+        field: path,
+        code: 'too_few_items',
+        message: `${label} must have at least ${String(p.limit)} element${p.limit === 1 ? '' : 's'}.`,
+      };
+    case 'maxItems':
+      return {
+        field: path,
+        code: 'too_many_items',
+        message: `${label} must have at most ${String(p.limit)} elements.`,
+      };
+    default:
+      return { field: path, code: 'invalid_value', message: `${label} ${error.message ?? 'is not valid'}.` };
+  }
+}
+
+/**
+ * Maps Ajv's errors (allErrors mode) onto the contract's field errors, in Ajv's order, keeping one
+ * error per field and cause: a wrong type hides the other checks of that field (so a number where an
+ * enumeration is expected is `invalid_type`, not `invalid_value`), and an invalid URL is only
+ * `invalid_format`, never also `https_required`.
+ */
+export function fieldErrorsFromAjv(errors: readonly AjvLikeError[]): FieldError[] {
+  const mapped = errors.map(mapError).filter((e): e is FieldError => e !== null);
+  const typeWrong = new Set(mapped.filter((e) => e.code === 'invalid_type').map((e) => e.field));
+  const formatWrong = new Set(mapped.filter((e) => e.code === 'invalid_format').map((e) => e.field));
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of mapped) {
+    if (
+      typeWrong.has(e.field) &&
+      e.code !== 'invalid_type' &&
+      e.code !== 'required' &&
+      e.code !== 'unknown_field'
+    ) {
+      continue;
+    }
+    if (e.code === 'https_required' && formatWrong.has(e.field)) continue;
+    const key = `${e.code}\u0000${e.field}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(e);
+  }
+  return out;
+}

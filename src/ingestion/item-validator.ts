@@ -1,0 +1,116 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { FieldError } from '../http/errors.ts';
+import { FullProductIngest } from '../catalog/product-schema.ts';
+import { fieldErrorsFromAjv } from './item-errors.ts';
+
+/** Most errors reported for one item; the rest are dropped (CONTRACT §5). */
+export const MAX_ERRORS_PER_ITEM = 50;
+
+/** An absolute URL with a scheme and a non-empty host, and no white space. */
+export function isAbsoluteUrlWithHost(value: string): boolean {
+  if (!/^[A-Za-z][A-Za-z\d+.-]*:\/\/[^\s/?#]+[^\s]*$/.test(value)) return false;
+  try {
+    return new URL(value).host !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** The Ajv instance the worker validates items with: every error, no coercion, no defaults. */
+export function createItemAjv(): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    verbose: true,
+    strict: true,
+    coerceTypes: false,
+    useDefaults: false,
+  });
+  ajv.addFormat('uri', { type: 'string', validate: isAbsoluteUrlWithHost });
+  return ajv;
+}
+
+type Verdict = { ok: true; item: FullProductIngest } | { ok: false; errors: FieldError[] };
+
+/** Validates one batch item against the spec's schema; pure and deterministic. */
+export type ItemValidator = (item: unknown) => Verdict;
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Keys that must be unique within one item: `sku` across its variants, image `url` within a
+ * variant. Reads the item defensively, so duplicates are reported beside schema errors too; the
+ * later occurrence is the one named.
+ */
+function duplicateKeyErrors(item: unknown): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!isRecord(item) || !Array.isArray(item.variants)) return errors;
+  const skus = new Set<string>();
+  item.variants.forEach((variant: unknown, v) => {
+    if (!isRecord(variant)) return;
+    if (typeof variant.sku === 'string') {
+      if (skus.has(variant.sku)) {
+        errors.push({
+          field: `variants[${v}].sku`,
+          code: 'duplicate_key',
+          message: `variants[${v}].sku repeats the sku "${variant.sku}" of an earlier variant in this item.`,
+        });
+      }
+      skus.add(variant.sku);
+    }
+    if (!Array.isArray(variant.images)) return;
+    const urls = new Set<string>();
+    variant.images.forEach((image: unknown, i) => {
+      if (!isRecord(image) || typeof image.url !== 'string') return;
+      if (urls.has(image.url)) {
+        errors.push({
+          field: `variants[${v}].images[${i}].url`,
+          code: 'duplicate_key',
+          message: `variants[${v}].images[${i}].url repeats an earlier image url of this variant.`,
+        });
+      }
+      urls.add(image.url);
+    });
+  });
+  return errors;
+}
+
+const unstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
+
+/**
+ * Strings PostgreSQL cannot store as text: a U+0000 or a lone surrogate (valid JSON escapes both).
+ * Reported as `invalid_format` rather than left to fail the write as an internal error.
+ */
+function unstorableStringErrors(value: unknown, path = ''): FieldError[] {
+  if (typeof value === 'string') {
+    return unstorable(value)
+      ? [
+          {
+            field: path,
+            code: 'invalid_format',
+            message: `${path || 'The value'} contains U+0000 or an unpaired surrogate.`,
+          },
+        ]
+      : [];
+  }
+  if (Array.isArray(value))
+    return value.flatMap((child, i) => unstorableStringErrors(child, `${path}[${i}]`));
+  if (isRecord(value)) {
+    return Object.entries(value).flatMap(([key, child]) =>
+      unstorableStringErrors(child, path === '' ? key : `${path}.${key}`),
+    );
+  }
+  return [];
+}
+
+/** Compiles the validator from the one item schema (`FullProductIngest`). */
+export function createItemValidator(ajv: Ajv = createItemAjv()): ItemValidator {
+  const validate: ValidateFunction<FullProductIngest> = ajv.compile<FullProductIngest>(FullProductIngest);
+  return (item) => {
+    const valid = validate(item);
+    const extra = [...duplicateKeyErrors(item), ...unstorableStringErrors(item)];
+    if (valid && extra.length === 0) return { ok: true, item };
+    const errors = valid ? extra : [...fieldErrorsFromAjv(validate.errors ?? []), ...extra];
+    return { ok: false, errors: errors.slice(0, MAX_ERRORS_PER_ITEM) };
+  };
+}

@@ -1,0 +1,64 @@
+import type { Queryable } from '../db/database.ts';
+import { RateLimitedError } from '../http/errors.ts';
+
+/** Per-tenant submission limits, kept in PostgreSQL so every API process shares them. */
+export interface RateLimiter {
+  /** Counts one submission of `tenantId`; throws 429 when over a limit. Returns headers to send. */
+  admit(tenantId: string): Promise<Record<string, string>>;
+  /** Deletes windows that can no longer matter. */
+  prune(): Promise<void>;
+}
+
+const WINDOW_SECONDS = 60;
+
+/**
+ * Fixed one-minute windows: one upsert per submission counts it and returns the window's total;
+ * the same statement reads the tenant's backlog (items of unfinished batches not yet settled), so
+ * admission is a single round trip.
+ */
+export function createRateLimiter(
+  db: Queryable,
+  limits: { perMinute: number; maxPendingItems: number },
+): RateLimiter {
+  return {
+    async admit(tenantId) {
+      const rows = await db.query<{ hits: number; reset: number; pending: number }>(
+        `WITH w AS (
+           INSERT INTO rate_limit_windows (tenant_id, window_start, hits)
+           VALUES ($1, date_trunc('minute', now()), 1)
+           ON CONFLICT (tenant_id, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
+           RETURNING hits, window_start
+         )
+         SELECT w.hits,
+                GREATEST(1, ceil(extract(epoch FROM w.window_start + interval '${WINDOW_SECONDS} seconds' - now())))::int AS reset,
+                (SELECT COALESCE(sum(received_count - upserted - failed), 0)::int FROM batches
+                 WHERE tenant_id = $1 AND status IN ('accepted', 'validating', 'processing')) AS pending
+         FROM w`,
+        [tenantId],
+      );
+      const { hits, reset, pending } = rows[0] ?? { hits: 1, reset: WINDOW_SECONDS, pending: 0 };
+      const headers = {
+        'ratelimit-limit': String(limits.perMinute),
+        'ratelimit-remaining': String(Math.max(0, limits.perMinute - hits)),
+        'ratelimit-reset': String(reset),
+      };
+      if (hits > limits.perMinute) {
+        throw new RateLimitedError(
+          `At most ${limits.perMinute} submissions per minute per tenant; retry in ${reset} s.`,
+          { ...headers, 'retry-after': String(reset) },
+        );
+      }
+      if (pending >= limits.maxPendingItems) {
+        // The backlog drains at the worker's pace; a short wait is the honest hint.
+        throw new RateLimitedError(
+          `Your tenant has ${pending} items waiting to be processed (limit ${limits.maxPendingItems}); retry shortly.`,
+          { ...headers, 'retry-after': '5' },
+        );
+      }
+      return headers;
+    },
+    async prune() {
+      await db.query(`DELETE FROM rate_limit_windows WHERE window_start < now() - interval '10 minutes'`);
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Metrics } from './metrics.ts';
+
+/** One dependency readiness depends on: its name and a probe that throws or answers false when down. */
+export interface ReadinessCheck {
+  name: string;
+  probe: () => Promise<boolean>;
+}
+
+const HealthBody = Type.Object({ status: Type.String() });
+const ReadyBody = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
+  checks: Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.Literal('failing')])),
+});
+
+/** `/healthz` (the process answers), `/readyz` (its dependencies answer) and `/metrics`. */
+export async function healthRoutes(
+  app: FastifyInstance,
+  { checks, metrics }: { checks: ReadinessCheck[]; metrics: Metrics },
+): Promise<void> {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['operations'], security: [], response: { 200: HealthBody } } },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    { schema: { tags: ['operations'], security: [], response: { 200: ReadyBody, 503: ReadyBody } } },
+    async (_request, reply) => {
+      const results = await Promise.all(
+        checks.map(async ({ name, probe }) => [name, await probe().catch(() => false)] as const),
+      );
+      const ready = results.every(([, ok]) => ok);
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 'ready' : 'not_ready',
+        checks: Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'ok' : 'failing'])),
+      });
+    },
+  );
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+}

@@ -1,0 +1,85 @@
+import PgBoss from 'pg-boss';
+import type { Database, Queryable } from '../db/database.ts';
+
+/** The one queue of this service: "a batch of this tenant is waiting". */
+export const INGEST_QUEUE = 'ingest-batch';
+
+/** A job carries ids only; the batch itself lives in the database. */
+export interface IngestJob {
+  tenantId: string;
+  batchId: string | null;
+}
+
+/**
+ * How long a job may run before pg-boss takes it for dead and retries it. pg-boss 10 has no
+ * heartbeat, so this bounds how late a batch is resumed after its worker died; handlers keep their
+ * own runs well below it (see DRAIN_BUDGET_MS) so a live worker is never taken for a dead one.
+ */
+export const JOB_EXPIRE_SECONDS = 60;
+/** How often expired jobs are looked for: with the expiry, a dead worker's batch resumes in ≤ 90 s. */
+const MAINTENANCE_INTERVAL_SECONDS = 30;
+
+/** The job queue, on the same PostgreSQL as the data (pg-boss 10). */
+export interface JobQueue {
+  /** Enqueues a job; with `tx`, in that transaction, so the job exists exactly when the batch does. */
+  send(job: IngestJob, options?: { tx?: Queryable; startAfterSeconds?: number }): Promise<void>;
+  /** Starts `concurrency` polling loops that hand jobs to `handler` one at a time each. */
+  work(concurrency: number, handler: (job: IngestJob) => Promise<void>): Promise<void>;
+  /** Stops fetching; waits up to `timeoutMs` for running handlers. */
+  stop(timeoutMs: number): Promise<void>;
+}
+
+/** pg-boss's database adapter: PGlite and transactions run multi-statement SQL through `exec`. */
+function adapterFor(db: Queryable) {
+  return {
+    async executeSql(text: string, values?: unknown[]) {
+      if (values && values.length > 0) return { rows: await db.query(text, values) };
+      // pg-boss sends its DDL and locked sections as one multi-statement string without parameters.
+      return { rows: await db.exec(text) };
+    },
+  };
+}
+
+/** Starts pg-boss on `db` (creating its schema if needed) and makes sure the queue exists. */
+export async function startJobQueue(
+  db: Database,
+  { pollingIntervalSeconds = 0.5 }: { pollingIntervalSeconds?: number } = {},
+): Promise<JobQueue> {
+  const boss = new PgBoss({
+    db: adapterFor(db),
+    schema: 'pgboss',
+    supervise: true,
+    schedule: false,
+    maintenanceIntervalSeconds: MAINTENANCE_INTERVAL_SECONDS,
+  });
+  boss.on('error', () => {
+    // Polling errors (a database restart, say) are retried by pg-boss itself; nothing to do here.
+  });
+  await boss.start();
+  await boss.createQueue(INGEST_QUEUE, {
+    name: INGEST_QUEUE,
+    retryLimit: 20,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: JOB_EXPIRE_SECONDS,
+  });
+
+  return {
+    async send(job, { tx, startAfterSeconds } = {}) {
+      const options: PgBoss.SendOptions & { db?: PgBoss.Db } = {};
+      if (tx) options.db = adapterFor(tx);
+      if (startAfterSeconds) options.startAfter = startAfterSeconds;
+      await boss.send(INGEST_QUEUE, job as unknown as object, options);
+    },
+    async work(concurrency, handler) {
+      for (let i = 0; i < concurrency; i++) {
+        await boss.work<IngestJob>(INGEST_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
+          if (job) await handler(job.data);
+        });
+      }
+    },
+    async stop(timeoutMs) {
+      await boss.stop({ graceful: true, wait: true, timeout: timeoutMs });
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import type { FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { startJobQueue, type JobQueue } from './queue/job-queue.ts';
+import { loadVerificationKeys } from './auth/keys.ts';
+import { createTokenVerifier } from './auth/verify-token.ts';
+import { createAuthorize } from './auth/authorize.ts';
+import { buildApp } from './http/app.ts';
+import { createMetrics, type Metrics } from './observability/metrics.ts';
+import { createIngestionService } from './ingestion/ingestion.service.ts';
+import { createRateLimiter } from './ingestion/rate-limiter.ts';
+import { createCatalogService } from './catalog/catalog.service.ts';
+import { createItemValidator } from './ingestion/item-validator.ts';
+import { createBatchProcessor } from './ingestion/batch-processor.ts';
+import { createBatchWorker, type BatchWorker } from './ingestion/batch-worker.ts';
+
+/** A running service: the parts its role needs, and how to stop them in order. */
+export interface Service {
+  config: Config;
+  db: Database;
+  queue: JobQueue;
+  app: FastifyInstance | null;
+  worker: BatchWorker | null;
+  metrics: Metrics;
+  /** Stops accepting requests, hands back or finishes in-flight work, closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Batch attempts that end in an unexpected error before the batch is failed (CONTRACT §5). */
+const MAX_BATCH_ATTEMPTS = 5;
+const DRAIN_TIMEOUT_MS = 8_000;
+
+/**
+ * Starts the service for `config`: database and migrations, queue, then the API and/or the worker
+ * as `config.role` says. Used by `npm start` and by the tests, which pass their own config.
+ */
+export async function startService(
+  config: Config,
+  options: { logger?: Logger; listen?: boolean; dataDir?: string | null } = {},
+): Promise<Service> {
+  const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
+  });
+  await migrate(db);
+  const queue = await startJobQueue(db);
+  const metrics = createMetrics({ defaults: options.listen !== false });
+
+  let app: FastifyInstance | null = null;
+  if (config.role !== 'worker') {
+    const verify = createTokenVerifier({
+      keys: await loadVerificationKeys(config),
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+      tenantClaim: config.auth.tenantClaim,
+    });
+    const rateLimiter = createRateLimiter(db, {
+      perMinute: config.limits.ratePerMinute,
+      maxPendingItems: config.limits.maxPendingItems,
+    });
+    app = await buildApp({
+      config,
+      authorize: createAuthorize(verify),
+      ingestion: createIngestionService({ db, queue, rateLimiter }),
+      catalog: createCatalogService({ db }),
+      metrics,
+      readiness: [{ name: 'database', probe: async () => (await db.query('SELECT 1 AS ok')).length === 1 }],
+      logger: options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' },
+    });
+    if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
+  }
+
+  let worker: BatchWorker | null = null;
+  if (config.role !== 'api') {
+    const processor = createBatchProcessor({
+      db,
+      validateItem: createItemValidator(),
+      chunkSize: config.worker.chunkSize,
+      maxAttempts: MAX_BATCH_ATTEMPTS,
+    });
+    worker = createBatchWorker({
+      db,
+      queue,
+      processor,
+      metrics,
+      log,
+      concurrency: config.worker.concurrency,
+    });
+    await worker.start();
+  }
+
+  return {
+    config,
+    db,
+    queue,
+    app,
+    worker,
+    metrics,
+    async stop() {
+      // Order matters: stop taking requests first, then let the worker hand back its batches at a
+      // chunk boundary, then stop the queue, and only then close the database they all use.
+      await app?.close();
+      await worker?.stop(DRAIN_TIMEOUT_MS);
+      if (!worker) await queue.stop(DRAIN_TIMEOUT_MS);
+      await db.close();
+    },
+  };
+}
