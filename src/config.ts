@@ -10,6 +10,8 @@ export interface Config {
   role: Role;
   nodeEnv: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL schema for the service's tables (the job queue's is `<schema>_jobs`); server only. */
+  databaseSchema: string | undefined;
   dataDir: string;
   publicBaseUrl: string;
   maxBodyBytes: number;
@@ -58,6 +60,12 @@ function role(raw: string | undefined): Role {
   throw new ConfigError('ROLE must be api, worker or all');
 }
 
+function schemaName(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(raw)) throw new ConfigError('DATABASE_SCHEMA must be a lower-case SQL identifier');
+  return raw;
+}
+
 /** Reads the configuration from `env` (CONTRACT §1 lists the variables and their defaults). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000);
@@ -68,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     role: role(optional(env, 'ROLE')),
     nodeEnv: optional(env, 'NODE_ENV') ?? 'development',
     databaseUrl: optional(env, 'DATABASE_URL'),
+    databaseSchema: schemaName(optional(env, 'DATABASE_SCHEMA')),
     dataDir: path.resolve(optional(env, 'DATA_DIR') ?? './data'),
     publicBaseUrl: (optional(env, 'PUBLIC_BASE_URL') ?? `http://${host}:${port}`).replace(/\/+$/, ''),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 32 * 1024 * 1024),

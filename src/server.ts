@@ -43,10 +43,12 @@ export async function startService(
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
+    databaseSchema: config.databaseSchema,
     dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
   });
-  await migrate(db);
-  const queue = await startJobQueue(db);
+  const schema = config.databaseUrl ? config.databaseSchema : undefined;
+  await migrate(db, schema);
+  const queue = await startJobQueue(db, { schema: schema ? `${schema}_jobs` : 'pgboss' });
   const metrics = createMetrics({ defaults: options.listen !== false });
 
   let app: FastifyInstance | null = null;

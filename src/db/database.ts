@@ -33,9 +33,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // repositories cast counts to int and read timestamps as Date, so both drivers agree.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-/** Opens the server at `url`. */
-export function openServerDatabase(url: string, { max = 10 }: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: 'catalog-ingestion' });
+/** Opens the server at `url`; with `schema`, every connection works in that schema. */
+export function openServerDatabase(
+  url: string,
+  { max = 10, schema }: { max?: number; schema?: string | undefined } = {},
+): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    application_name: 'catalog-ingestion',
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   const local = createKeyedMutex();
@@ -138,9 +146,12 @@ export async function openEmbeddedDatabase(dataDir: string | null): Promise<Data
 /** Opens the server when `databaseUrl` is set, else the embedded database under `dataDir`. */
 export async function openDatabase(options: {
   databaseUrl: string | undefined;
+  databaseSchema?: string | undefined;
   dataDir: string | null;
   poolSize?: number;
 }): Promise<Database> {
-  if (options.databaseUrl) return openServerDatabase(options.databaseUrl, { max: options.poolSize });
+  if (options.databaseUrl) {
+    return openServerDatabase(options.databaseUrl, { max: options.poolSize, schema: options.databaseSchema });
+  }
   return openEmbeddedDatabase(options.dataDir);
 }

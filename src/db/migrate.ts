@@ -31,7 +31,8 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
  * several processes at once: they queue on one lock and each version is applied exactly once.
  * Returns the versions applied by this call.
  */
-export async function migrate(db: Database): Promise<number[]> {
+export async function migrate(db: Database, schema?: string): Promise<number[]> {
+  if (schema) await db.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   await db.exec(`
     CREATE TABLE IF NOT EXISTS schema_migrations (
       version    integer     PRIMARY KEY,

@@ -43,11 +43,11 @@ function adapterFor(db: Queryable) {
 /** Starts pg-boss on `db` (creating its schema if needed) and makes sure the queue exists. */
 export async function startJobQueue(
   db: Database,
-  { pollingIntervalSeconds = 0.5 }: { pollingIntervalSeconds?: number } = {},
+  { pollingIntervalSeconds = 0.5, schema = 'pgboss' }: { pollingIntervalSeconds?: number; schema?: string } = {},
 ): Promise<JobQueue> {
   const boss = new PgBoss({
     db: adapterFor(db),
-    schema: 'pgboss',
+    schema,
     supervise: true,
     schedule: false,
     maintenanceIntervalSeconds: MAINTENANCE_INTERVAL_SECONDS,

@@ -1,0 +1,60 @@
+import { ConfigError } from '../config.ts';
+
+/** Where and how to reach an OpenAI-compatible vision-language endpoint (the optional provider). */
+export interface VlmConfig {
+  /** Base URL (`…/v1`) or the full `…/chat/completions` URL. */
+  url: string;
+  model: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+}
+
+/** The analyzer's own settings, read apart from src/config.ts so the analyzer stays one folder. */
+export interface AnalysisConfig {
+  /** Set only when ANALYSIS_VLM_URL is: the provider is off by default. */
+  vlm: VlmConfig | undefined;
+  cacheTtlMs: number;
+  maxConcurrentImages: number;
+  maxQueuedImages: number;
+}
+
+function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}`);
+  return value;
+}
+
+/**
+ * Reads ANALYSIS_VLM_URL, ANALYSIS_VLM_MODEL, ANALYSIS_VLM_API_KEY, ANALYSIS_VLM_TIMEOUT_MS,
+ * ANALYSIS_CACHE_TTL_SECONDS, ANALYSIS_MAX_CONCURRENT_IMAGES and ANALYSIS_MAX_QUEUED_IMAGES
+ * (docs/analyzer.md lists their defaults).
+ */
+export function loadAnalysisConfig(env: NodeJS.ProcessEnv = process.env): AnalysisConfig {
+  const url = optional(env, 'ANALYSIS_VLM_URL');
+  let vlm: VlmConfig | undefined;
+  if (url !== undefined) {
+    if (!/^https?:\/\/[^/]/i.test(url)) throw new ConfigError('ANALYSIS_VLM_URL must be an http(s) URL');
+    const model = optional(env, 'ANALYSIS_VLM_MODEL');
+    if (model === undefined)
+      throw new ConfigError('ANALYSIS_VLM_MODEL is required when ANALYSIS_VLM_URL is set');
+    vlm = {
+      url,
+      model,
+      apiKey: optional(env, 'ANALYSIS_VLM_API_KEY'),
+      timeoutMs: integer(env, 'ANALYSIS_VLM_TIMEOUT_MS', 30_000, 1),
+    };
+  }
+  return {
+    vlm,
+    cacheTtlMs: integer(env, 'ANALYSIS_CACHE_TTL_SECONDS', 300, 0) * 1000,
+    maxConcurrentImages: integer(env, 'ANALYSIS_MAX_CONCURRENT_IMAGES', 16, 1),
+    maxQueuedImages: integer(env, 'ANALYSIS_MAX_QUEUED_IMAGES', 100, 0),
+  };
+}

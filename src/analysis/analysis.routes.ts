@@ -1,0 +1,108 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Authorize } from '../auth/authorize.ts';
+import { SCOPES } from '../auth/verify-token.ts';
+import { RateLimitedError } from '../http/errors.ts';
+import type { AnalysisService } from './analysis.service.ts';
+import { ROOM_TYPES } from './scene-types.ts';
+import { QueueFullError } from './work-queue.ts';
+
+const RoomTypeSchema = Type.Union(
+  [...ROOM_TYPES, 'other', 'unknown'].map((room) => Type.Literal(room)),
+  {
+    description:
+      'Places365-style room type; `other` for a picture of none, `unknown` when it cannot be told.',
+  },
+);
+
+/** Request body of `POST /analysis/stageability/multiple`. */
+export const StageabilityRequest = Type.Object({
+  imageUrls: Type.Array(Type.String({ description: 'http(s) URL of a photo' }), {
+    minItems: 1,
+    maxItems: 10,
+  }),
+});
+
+/** Response body of `POST /analysis/stageability/multiple` (spec: image analysis result). */
+export const StageabilityResponse = Type.Object({
+  images: Type.Array(
+    Type.Object({
+      isStageable: Type.Boolean(),
+      roomType: RoomTypeSchema,
+      confidence: Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: 'Probability that isStageable is right',
+      }),
+      details: Type.String({ description: 'One sentence a person can act on' }),
+      imageUrl: Type.String(),
+    }),
+  ),
+  summary: Type.Object({
+    totalImages: Type.Integer(),
+    stageableImages: Type.Integer(),
+    nonStageableImages: Type.Integer(),
+    confidence: Type.Number({ minimum: 0, maximum: 1, description: "Mean of the images' confidences" }),
+    roomTypes: Type.Array(RoomTypeSchema, {
+      description: 'Distinct room types in order of first appearance',
+    }),
+  }),
+});
+
+/** The spec's analysis error shape. */
+export const AnalysisErrorBody = Type.Object({
+  statusCode: Type.Integer(),
+  message: Type.String(),
+  error: Type.String(),
+});
+
+// Seconds a client should wait when the analyzer's queue is full: about one request's worth of work.
+const BUSY_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The stageability operation (spec operation 4, CONTRACT §8). Thin: the schema rejects bad bodies
+ * (rendered as the spec's 400 by the central error handler), the hook checks the token before the
+ * body is read, and the service does the rest.
+ */
+export function analysisRoutes(deps: {
+  analysis: AnalysisService;
+  authorize: Authorize;
+}): (app: FastifyInstance) => Promise<void> {
+  return async (instance) => {
+    const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+    app.post(
+      '/analysis/stageability/multiple',
+      {
+        config: { errorShape: 'analysis' },
+        onRequest: deps.authorize(SCOPES.analysisRun),
+        schema: {
+          tags: ['analysis'],
+          summary: 'Analyze up to 10 images for virtual staging',
+          description:
+            'Fetches each URL (http/https only, public addresses only, 10 s, 25 MiB), measures its quality, ' +
+            'classifies the room and says whether it can be staged. A URL that cannot be analyzed yields an ' +
+            'entry with roomType "unknown", confidence 0 and the reason in details.',
+          body: StageabilityRequest,
+          response: {
+            200: StageabilityResponse,
+            400: AnalysisErrorBody,
+            401: AnalysisErrorBody,
+            403: AnalysisErrorBody,
+            429: AnalysisErrorBody,
+          },
+        },
+      },
+      async (request) => {
+        try {
+          return await deps.analysis.analyze(request.body.imageUrls);
+        } catch (error) {
+          if (error instanceof QueueFullError) {
+            throw new RateLimitedError(error.message, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
+          }
+          throw error;
+        }
+      },
+    );
+  };
+}

