@@ -10,7 +10,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { ingestionRoutes } from '../ingestion/ingestion.routes.ts';
 import { catalogRoutes } from '../catalog/catalog.routes.ts';
 import { healthRoutes, type ReadinessCheck } from '../observability/health.routes.ts';
-import { registerErrorHandler } from './error-handler.ts';
+import { frameworkErrorHandler, registerErrorHandler } from './error-handler.ts';
 import { registerJsonBodyParser } from './json-body.ts';
 import { problemPages } from './problem-pages.ts';
 import { requestIdOf } from './request-id.ts';
@@ -43,6 +43,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     bodyLimit: 1024 * 1024,
     trustProxy: false,
     return503OnClosing: true,
+    // Long enough for any 255-character key, percent-encoded; longer paths answer 404.
+    routerOptions: { maxParamLength: 2048 },
+    frameworkErrors: frameworkErrorHandler(config.publicBaseUrl),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -66,6 +69,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       },
       security: [{ bearerAuth: [] }],
+    },
+    // A route may validate less than it documents (the submission checks only the envelope and
+    // leaves items to the worker); `config.openapiBody` is then what the document shows.
+    transform: ({ schema, url, route }) => {
+      const body = (route.config as { openapiBody?: unknown } | undefined)?.openapiBody;
+      return { schema: body ? { ...schema, body } : schema, url };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ValidationError, type ProblemSlug } from './errors.ts';
+import { AppError, NotFoundError, ValidationError, type ProblemSlug } from './errors.ts';
 import { instanceOf, problemBody, sendProblem } from './problem.ts';
 import { fieldErrorsFromAjv, type AjvLikeError } from '../ingestion/item-errors.ts';
 
@@ -64,6 +64,22 @@ function sendAnalysisError(reply: FastifyReply, error: AppError): FastifyReply {
     .code(status)
     .type('application/json; charset=utf-8')
     .send({ statusCode: status, message, error: REASONS[status] ?? 'Error' });
+}
+
+/**
+ * Renders errors the router raises before any route or hook runs (an undecodable URL, a path
+ * parameter over `maxParamLength`): such a path names nothing that exists, so it is a 404.
+ */
+export function frameworkErrorHandler(publicBaseUrl: string) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const known = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+    const appError = known ? new NotFoundError('No such resource.') : toAppError(error);
+    void reply
+      .header('x-request-id', request.id)
+      .code(appError.status)
+      .type('application/problem+json')
+      .send(problemBody(publicBaseUrl, appError.slug, appError.detail, instanceOf(request)));
+  };
 }
 
 /** Installs the one place where errors become responses; 5xx details stay in the log. */
