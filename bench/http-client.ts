@@ -1,0 +1,68 @@
+import { SignJWT } from 'jose';
+
+const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
+
+/** A minimal client of the running service, for the benchmark. */
+export interface BenchClient {
+  submit(body: string): Promise<{ batchId: string; ms: number }>;
+  status(batchId: string): Promise<{ status: string; ms: number; record: Record<string, unknown> }>;
+  waitTerminal(batchIds: string[]): Promise<Array<Record<string, unknown>>>;
+}
+
+export async function createBenchClient(
+  baseUrl: string,
+  secret: string,
+  tenantId: string,
+): Promise<BenchClient> {
+  const token = await new SignJWT({
+    tenant_id: tenantId,
+    scope: 'ingestions:write ingestions:read catalog:read',
+  })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(secret));
+  const headers = { authorization: `Bearer ${token}` };
+
+  const client: BenchClient = {
+    async submit(body) {
+      const started = performance.now();
+      const res = await fetch(`${baseUrl}/products/ingestions`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await res.text();
+      const ms = performance.now() - started;
+      if (res.status !== 202) throw new Error(`submit answered ${res.status}: ${text.slice(0, 300)}`);
+      return { batchId: (JSON.parse(text) as { batch_id: string }).batch_id, ms };
+    },
+    async status(batchId) {
+      const started = performance.now();
+      const res = await fetch(`${baseUrl}/products/ingestions/${batchId}`, { headers });
+      const record = (await res.json()) as Record<string, unknown>;
+      return { status: String(record.status), ms: performance.now() - started, record };
+    },
+    async waitTerminal(batchIds) {
+      const records: Array<Record<string, unknown>> = [];
+      for (const id of batchIds) {
+        for (;;) {
+          const { status, record } = await client.status(id);
+          if (TERMINAL.has(status)) {
+            records.push(record);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }
+      return records;
+    },
+  };
+  return client;
+}
+
+/** The p-th percentile (0–100) of `values`, nearest rank. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { openBaseline } from './baseline.ts';
+import { generateBatch } from './catalog-generator.ts';
+import { createBenchClient, percentile } from './http-client.ts';
+import { startServiceProcess } from './service-process.ts';
+
+/** What one run measures; see docs/performance.md for the method. */
+export interface IngestionBenchOptions {
+  databaseUrl: string | undefined;
+  batchesPerRun: number;
+  repeats: number;
+  growthLevels: number[];
+  growthBatches: number;
+  pollers: number;
+  pollSeconds: number;
+  log: (line: string) => void;
+}
+
+export interface RunFigures {
+  baseline: number[];
+  endToEnd: number[];
+  ratio: number[];
+}
+
+export interface IngestionBenchResult {
+  database: 'server' | 'embedded';
+  productsPerBatch: number;
+  fresh: RunFigures;
+  update: RunFigures;
+  submitLatencyMs: { p50: number; p99: number; n: number };
+  statusLatencyMs: { p50: number; p99: number; n: number; pollers: number };
+  growth: Array<{ storedBatches: number; productsPerSecond: number }>;
+  peakRssMiB: number;
+  productsIngested: number;
+}
+
+const BATCH = 1000;
+
+/** Submits pre-serialized batches one after another, waits for all to be terminal; products/s. */
+async function endToEnd(
+  client: Awaited<ReturnType<typeof createBenchClient>>,
+  bodies: string[],
+  latencies: number[],
+) {
+  const started = performance.now();
+  const ids: string[] = [];
+  for (const body of bodies) {
+    const { batchId, ms } = await client.submit(body);
+    latencies.push(ms);
+    ids.push(batchId);
+  }
+  const records = await client.waitTerminal(ids);
+  const seconds = (performance.now() - started) / 1000;
+  for (const r of records) {
+    if (r.status !== 'completed') throw new Error(`batch ended ${String(r.status)}: ${JSON.stringify(r)}`);
+  }
+  return (bodies.length * BATCH) / seconds;
+}
+
+/** Runs the whole ingestion benchmark against one database kind. */
+export async function benchIngestion(options: IngestionBenchOptions): Promise<IngestionBenchResult> {
+  const { log } = options;
+  const schema = `bench_${process.pid}_${Date.now() % 100000}`;
+  const serviceEnv: Record<string, string> = options.databaseUrl
+    ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema }
+    : {};
+  const service = await startServiceProcess(serviceEnv);
+  const baseline = await openBaseline(options.databaseUrl);
+  const submitLatencies: number[] = [];
+  let ingested = 0;
+  try {
+    const fresh: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
+    const update: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
+    for (let r = 0; r < options.repeats; r++) {
+      const prefix = `r${r}-${randomUUID().slice(0, 8)}`;
+      const batches = Array.from({ length: options.batchesPerRun }, (_, b) => generateBatch(prefix, b));
+      const updates = Array.from({ length: options.batchesPerRun }, (_, b) =>
+        generateBatch(prefix, b, { generation: 1 }),
+      );
+      const client = await createBenchClient(service.baseUrl, service.secret, `bench-${prefix}`);
+
+      const baseFresh = (options.batchesPerRun * BATCH) / (await baseline.run(batches, `base-${prefix}`));
+      const e2eFresh = await endToEnd(
+        client,
+        batches.map((items) => JSON.stringify({ items })),
+        submitLatencies,
+      );
+      const baseUpdate = (options.batchesPerRun * BATCH) / (await baseline.run(updates, `base-${prefix}`));
+      const e2eUpdate = await endToEnd(
+        client,
+        updates.map((items) => JSON.stringify({ items })),
+        submitLatencies,
+      );
+      ingested += 2 * options.batchesPerRun * BATCH;
+      fresh.baseline.push(baseFresh);
+      fresh.endToEnd.push(e2eFresh);
+      fresh.ratio.push(e2eFresh / baseFresh);
+      update.baseline.push(baseUpdate);
+      update.endToEnd.push(e2eUpdate);
+      update.ratio.push(e2eUpdate / baseUpdate);
+      log(
+        `repeat ${r + 1}/${options.repeats}: fresh ${e2eFresh.toFixed(0)}/s vs baseline ${baseFresh.toFixed(0)}/s; ` +
+          `update ${e2eUpdate.toFixed(0)}/s vs ${baseUpdate.toFixed(0)}/s`,
+      );
+    }
+
+    // Status reads while the worker is busy: pollers hammer one batch's status for a while.
+    const prefix = `poll-${randomUUID().slice(0, 8)}`;
+    const pollClient = await createBenchClient(service.baseUrl, service.secret, `bench-${prefix}`);
+    const busyBodies = Array.from({ length: Math.max(2, options.batchesPerRun) }, (_, b) =>
+      JSON.stringify({ items: generateBatch(prefix, b) }),
+    );
+    const first = await pollClient.submit(busyBodies[0]!);
+    const busy = (async () => {
+      for (const body of busyBodies.slice(1)) submitLatencies.push((await pollClient.submit(body)).ms);
+    })();
+    const statusLatencies: number[] = [];
+    const until = performance.now() + options.pollSeconds * 1000;
+    await Promise.all(
+      Array.from({ length: options.pollers }, async () => {
+        while (performance.now() < until) statusLatencies.push((await pollClient.status(first.batchId)).ms);
+      }),
+    );
+    await busy;
+    ingested += busyBodies.length * BATCH;
+
+    // Throughput as the stored catalog grows, for one tenant whose catalog is filled through the service.
+    const growth: IngestionBenchResult['growth'] = [];
+    const gPrefix = `grow-${randomUUID().slice(0, 8)}`;
+    const gClient = await createBenchClient(service.baseUrl, service.secret, `bench-${gPrefix}`);
+    let stored = 0;
+    for (const level of options.growthLevels) {
+      const fill: string[] = [];
+      for (; stored < level; stored++) fill.push(JSON.stringify({ items: generateBatch(gPrefix, stored) }));
+      if (fill.length) await endToEnd(gClient, fill, []);
+      const measured = Array.from({ length: options.growthBatches }, (_, i) =>
+        JSON.stringify({ items: generateBatch(gPrefix, 1_000_000 + level * 100 + i) }),
+      );
+      const productsPerSecond = await endToEnd(gClient, measured, []);
+      growth.push({ storedBatches: level, productsPerSecond });
+      ingested += (fill.length + measured.length) * BATCH;
+      log(`catalog ${level}× batch volume: ${productsPerSecond.toFixed(0)} products/s`);
+    }
+
+    return {
+      database: options.databaseUrl ? 'server' : 'embedded',
+      productsPerBatch: BATCH,
+      fresh: fresh,
+      update,
+      submitLatencyMs: {
+        p50: percentile(submitLatencies, 50),
+        p99: percentile(submitLatencies, 99),
+        n: submitLatencies.length,
+      },
+      statusLatencyMs: {
+        p50: percentile(statusLatencies, 50),
+        p99: percentile(statusLatencies, 99),
+        n: statusLatencies.length,
+        pollers: options.pollers,
+      },
+      growth,
+      peakRssMiB: service.peakRssMiB(),
+      productsIngested: ingested,
+    };
+  } finally {
+    await baseline.close();
+    await service.stop();
+    if (options.databaseUrl) {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: options.databaseUrl });
+      await client.connect();
+      await client.query(
+        `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
+      );
+      await client.end();
+    }
+  }
+}
