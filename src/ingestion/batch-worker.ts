@@ -100,8 +100,15 @@ export function createBatchWorker(deps: {
     drainTenant,
     async start() {
       await queue.work(deps.concurrency, async (job) => {
-        if (shutdown.signal.aborted) throw new ShutdownError();
-        await drainTenant(job.tenantId);
+        try {
+          if (shutdown.signal.aborted) throw new ShutdownError();
+          await drainTenant(job.tenantId);
+        } catch (error) {
+          if (!(error instanceof ShutdownError)) throw error;
+          // Hand the tenant back: its batch stays where its last chunk left it, and any worker
+          // (this one after a restart) picks the new job up and resumes it.
+          await queue.send({ tenantId: job.tenantId, batchId: null });
+        }
       });
       // Batches interrupted by a stop or a crash resume at once rather than after the stale delay.
       await sweep(0);

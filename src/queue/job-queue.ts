@@ -23,6 +23,11 @@ const MAINTENANCE_INTERVAL_SECONDS = 30;
 export interface JobQueue {
   /** Enqueues a job; with `tx`, in that transaction, so the job exists exactly when the batch does. */
   send(job: IngestJob, options?: { tx?: Queryable; startAfterSeconds?: number }): Promise<void>;
+  /**
+   * Wakes this process's idle polling loops, so a job sent here starts now rather than at the next
+   * poll (up to 0.5 s later). Other processes still find it by polling.
+   */
+  nudge(): void;
   /** Starts `concurrency` polling loops that hand jobs to `handler` one at a time each. */
   work(concurrency: number, handler: (job: IngestJob) => Promise<void>): Promise<void>;
   /** Stops fetching; waits up to `timeoutMs` for running handlers. */
@@ -30,9 +35,12 @@ export interface JobQueue {
 }
 
 /** pg-boss's database adapter: PGlite and transactions run multi-statement SQL through `exec`. */
-function adapterFor(db: Queryable) {
+function adapterFor(db: Queryable, isClosed: () => boolean = () => false) {
   return {
     async executeSql(text: string, values?: unknown[]) {
+      // pg-boss completes jobs without awaiting the write; one that lands after stop() finds the
+      // database closed. Dropping it is safe: the job expires and its retry finds the work done.
+      if (isClosed()) return { rows: [] };
       if (values && values.length > 0) return { rows: await db.query(text, values) };
       // pg-boss sends its DDL and locked sections as one multi-statement string without parameters.
       return { rows: await db.exec(text) };
@@ -43,10 +51,15 @@ function adapterFor(db: Queryable) {
 /** Starts pg-boss on `db` (creating its schema if needed) and makes sure the queue exists. */
 export async function startJobQueue(
   db: Database,
-  { pollingIntervalSeconds = 0.5, schema = 'pgboss' }: { pollingIntervalSeconds?: number; schema?: string } = {},
+  {
+    pollingIntervalSeconds = 0.5,
+    schema = 'pgboss',
+  }: { pollingIntervalSeconds?: number; schema?: string } = {},
 ): Promise<JobQueue> {
+  let closed = false;
+  const workerIds: string[] = [];
   const boss = new PgBoss({
-    db: adapterFor(db),
+    db: adapterFor(db, () => closed),
     schema,
     supervise: true,
     schedule: false,
@@ -73,13 +86,24 @@ export async function startJobQueue(
     },
     async work(concurrency, handler) {
       for (let i = 0; i < concurrency; i++) {
-        await boss.work<IngestJob>(INGEST_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, async ([job]) => {
-          if (job) await handler(job.data);
-        });
+        const id = await boss.work<IngestJob>(
+          INGEST_QUEUE,
+          { pollingIntervalSeconds, batchSize: 1 },
+          async ([job]) => {
+            if (job) await handler(job.data);
+          },
+        );
+        workerIds.push(id);
       }
+    },
+    nudge() {
+      for (const id of workerIds) boss.notifyWorker(id);
     },
     async stop(timeoutMs) {
       await boss.stop({ graceful: true, wait: true, timeout: timeoutMs });
+      // Let completions that pg-boss fired without awaiting reach the database first.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      closed = true;
     },
   };
 }
