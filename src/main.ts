@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { startService } from './server.ts';
+import { DataDirInUseError } from './db/database.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 
@@ -28,7 +29,7 @@ try {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 } catch (error) {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof DataDirInUseError) {
     log.fatal(error.message);
   } else {
     log.fatal({ err: error }, 'service failed to start');

@@ -38,13 +38,14 @@ const DRAIN_TIMEOUT_MS = 8_000;
  */
 export async function startService(
   config: Config,
-  options: { logger?: Logger; listen?: boolean; dataDir?: string | null } = {},
+  options: { logger?: Logger; listen?: boolean; dataDir?: string | null; embeddedTemplate?: Blob } = {},
 ): Promise<Service> {
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
     dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
+    template: options.embeddedTemplate,
   });
   const schema = config.databaseUrl ? config.databaseSchema : undefined;
   await migrate(db, schema);

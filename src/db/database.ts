@@ -23,6 +23,8 @@ export interface Database extends Queryable {
    * Returns `null` without running `fn` when the lock is not free within `waitMs`.
    */
   withLock<T>(key: string, waitMs: number, fn: () => Promise<T>): Promise<{ value: T } | null>;
+  /** The embedded database's files as a tarball (a template for tests); absent on a server. */
+  dump?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -113,10 +115,57 @@ export function openServerDatabase(
   };
 }
 
-/** Opens (creating if needed) the embedded database under `dataDir`; `null` keeps it in memory. */
-export async function openEmbeddedDatabase(dataDir: string | null): Promise<Database> {
-  if (dataDir) await fs.mkdir(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir ? path.join(dataDir, 'pglite') : undefined);
+/** Thrown when another live process has the embedded database open. */
+export class DataDirInUseError extends Error {}
+
+/**
+ * Claims `dataDir` for this process: PGlite's files must never be opened by two processes at once
+ * (`npm run migrate` beside a running service, say). A lock left by a dead process is taken over.
+ */
+async function claimDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const lock = path.join(dataDir, 'pglite.lock');
+  for (;;) {
+    try {
+      await fs.writeFile(lock, String(process.pid), { flag: 'wx' });
+      return () => fs.rm(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number(await fs.readFile(lock, 'utf8').catch(() => ''));
+    let alive = false;
+    try {
+      alive = holder > 0 && holder !== process.pid && process.kill(holder, 0);
+    } catch {
+      alive = false;
+    }
+    if (alive) {
+      throw new DataDirInUseError(
+        `The embedded database in ${dataDir} is in use by process ${holder}; it serves one process at a time.`,
+      );
+    }
+    await fs.rm(lock, { force: true });
+  }
+}
+
+/**
+ * Opens (creating if needed) the embedded database under `dataDir`; `null` keeps it in memory.
+ * `template` (a `dumpDataDir` tarball) starts an in-memory database from a prepared state.
+ */
+export async function openEmbeddedDatabase(
+  dataDir: string | null,
+  { template }: { template?: Blob } = {},
+): Promise<Database> {
+  let release = async () => undefined as void;
+  if (dataDir) {
+    await fs.mkdir(dataDir, { recursive: true });
+    release = await claimDataDir(dataDir);
+  }
+  const db = await PGlite.create(dataDir ? path.join(dataDir, 'pglite') : undefined, {
+    ...(template ? { loadDataDir: template } : {}),
+  }).catch(async (error: unknown) => {
+    await release();
+    throw error;
+  });
   // PGlite is one session in this process: only this process can open the directory, so an
   // in-process lock gives the same exclusion a server's advisory lock gives across processes.
   const local = createKeyedMutex();
@@ -128,7 +177,7 @@ export async function openEmbeddedDatabase(dataDir: string | null): Promise<Data
     },
     async exec(text: string) {
       const results = await client.exec(text);
-      return (results.at(-1)?.rows ?? []);
+      return results.at(-1)?.rows ?? [];
     },
   });
 
@@ -137,8 +186,10 @@ export async function openEmbeddedDatabase(dataDir: string | null): Promise<Data
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     withLock: (key, waitMs, fn) => local.tryRun(key, waitMs, async () => ({ value: await fn() })),
+    dump: () => db.dumpDataDir('none'),
     async close() {
       await db.close();
+      await release();
     },
   };
 }
@@ -149,9 +200,10 @@ export async function openDatabase(options: {
   databaseSchema?: string | undefined;
   dataDir: string | null;
   poolSize?: number;
+  template?: Blob;
 }): Promise<Database> {
   if (options.databaseUrl) {
     return openServerDatabase(options.databaseUrl, { max: options.poolSize, schema: options.databaseSchema });
   }
-  return openEmbeddedDatabase(options.dataDir);
+  return openEmbeddedDatabase(options.dataDir, { template: options.template });
 }

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type Service } from '../../src/server.ts';
+import { embeddedTemplate } from './embedded-template.ts';
 
 /** Every scope a token can carry. */
 export const ALL_SCOPES = 'ingestions:write ingestions:read catalog:read analysis:run';
@@ -15,7 +16,10 @@ export interface TestService {
   secret: string;
   /** A fresh tenant name, so each test owns its data. */
   tenant(prefix?: string): string;
-  token(tenant: string, options?: { scope?: string; claims?: Record<string, unknown>; ttlSeconds?: number }): Promise<string>;
+  token(
+    tenant: string,
+    options?: { scope?: string; claims?: Record<string, unknown>; ttlSeconds?: number },
+  ): Promise<string>;
   /** Calls the app in process (Fastify inject); `json` is sent as application/json. */
   request(options: {
     method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -52,7 +56,12 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     ...(serverUrl ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema! } : {}),
     ...env,
   });
-  const service = await startService(config, { listen: false, dataDir: null, logger: pino({ level: 'silent' }) });
+  const service = await startService(config, {
+    listen: false,
+    dataDir: null,
+    logger: pino({ level: 'silent' }),
+    embeddedTemplate: serverUrl ? undefined : await embeddedTemplate(),
+  });
   const app = service.app!;
   const key = new TextEncoder().encode(secret);
 
@@ -71,10 +80,20 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       const all: Record<string, string> = { ...headers };
       if (token) all.authorization = `Bearer ${token}`;
       if (json !== undefined) all['content-type'] ??= 'application/json';
-      return app.inject({ method, url, headers: all, payload: json !== undefined ? JSON.stringify(json) : body });
+      return app.inject({
+        method,
+        url,
+        headers: all,
+        payload: json !== undefined ? JSON.stringify(json) : body,
+      });
     },
     async submit(token, items) {
-      const res = await helpers.request({ method: 'POST', url: '/products/ingestions', token, json: { items } });
+      const res = await helpers.request({
+        method: 'POST',
+        url: '/products/ingestions',
+        token,
+        json: { items },
+      });
       if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode}: ${res.body}`);
       return (res.json() as { batch_id: string }).batch_id;
     },
@@ -93,7 +112,11 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       let cursor: string | null = null;
       do {
         const query: string = `limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-        const res = await helpers.request({ method: 'GET', url: `/products/ingestions/${batchId}/errors?${query}`, token });
+        const res = await helpers.request({
+          method: 'GET',
+          url: `/products/ingestions/${batchId}/errors?${query}`,
+          token,
+        });
         if (res.statusCode !== 200) throw new Error(`errors page answered ${res.statusCode}: ${res.body}`);
         const page = res.json() as { data: Array<Record<string, unknown>>; next_cursor: string | null };
         records.push(...page.data);
@@ -106,7 +129,9 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       if (serverUrl && schema) {
         const client = new pg.Client({ connectionString: serverUrl });
         await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
+        await client.query(
+          `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
+        );
         await client.end();
       }
     },
