@@ -95,13 +95,13 @@ export async function startTestService(env: Record<string, string> = {}): Promis
         json: { items },
       });
       if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode}: ${res.body}`);
-      return (res.json() as { batch_id: string }).batch_id;
+      return res.json<{ batch_id: string }>().batch_id;
     },
     async waitForTerminal(token, batchId, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const res = await helpers.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token });
-        const record = res.json() as Record<string, unknown>;
+        const record = res.json<Record<string, unknown>>();
         if (TERMINAL.has(String(record.status))) return record;
         if (Date.now() > deadline) throw new Error(`batch ${batchId} not terminal: ${res.body}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
@@ -118,7 +118,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
           token,
         });
         if (res.statusCode !== 200) throw new Error(`errors page answered ${res.statusCode}: ${res.body}`);
-        const page = res.json() as { data: Array<Record<string, unknown>>; next_cursor: string | null };
+        const page = res.json<{ data: Array<Record<string, unknown>>; next_cursor: string | null }>();
         records.push(...page.data);
         cursor = page.next_cursor;
       } while (cursor);
