@@ -1,0 +1,123 @@
+import fs from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { signServiceToken } from '../auth/sign-token.ts';
+import { SCOPES } from '../auth/verify-token.ts';
+import { createIngestionClient } from '../client/ingestion-client.ts';
+import { ingestFile, type IngestOutcome } from '../client/ingest-runner.ts';
+import { formatOf } from '../client/json-stream.ts';
+import { createProgress } from '../client/progress.ts';
+
+/**
+ * `npm run ingest -- FILE [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
+ * [--batch-size N] [--concurrency N] [--quiet]` ingests a JSON or JSONL file of any size (docs/cli.md).
+ * Exit code: 0 every item upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable,
+ * token refused).
+ */
+
+const USAGE = `usage: npm run ingest -- <file> [options]
+  --url <url>            the service (default http://127.0.0.1:3000)
+  --token <jwt>          bearer token (default: env INGEST_TOKEN)
+  --tenant <tenant>      mint a token for this tenant with the service's secret, like npm run token
+  --errors <path>        where failed items are written (default <file>.errors.jsonl)
+  --format json|jsonl    default: jsonl for .jsonl/.ndjson, else json
+  --batch-size <n>       items per batch, 1–1000 (default 1000)
+  --concurrency <n>      batches in flight, 1–16 (default 2)
+  --quiet                no progress, only the summary`;
+
+/** Lifetime of a token minted with --tenant: long enough for a very large file. */
+const MINTED_TOKEN_TTL_SECONDS = 24 * 3600;
+
+/** A mistake in how the command was called: reported with the usage, exit 1. */
+class UsageError extends Error {}
+
+function integerOption(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/** The bearer token: --token, else one minted for --tenant, else INGEST_TOKEN. */
+async function tokenFrom(values: { token?: string; tenant?: string }): Promise<string> {
+  if (values.token !== undefined && values.tenant !== undefined) {
+    throw new UsageError('give either --token or --tenant, not both');
+  }
+  if (values.token) return values.token;
+  if (values.tenant) {
+    return signServiceToken(loadConfig(), {
+      tenant: values.tenant,
+      scope: `${SCOPES.ingestionsWrite} ${SCOPES.ingestionsRead}`,
+      ttlSeconds: MINTED_TOKEN_TTL_SECONDS,
+      createSecret: false,
+    });
+  }
+  const fromEnv = process.env.INGEST_TOKEN;
+  if (fromEnv) return fromEnv;
+  throw new UsageError('no token: pass --token, set INGEST_TOKEN, or pass --tenant to mint one');
+}
+
+function summary(outcome: IngestOutcome, errorsPath: string): string {
+  const failures = outcome.errorLines > 0 ? ` (errors in ${errorsPath})` : '';
+  const time = `${outcome.seconds.toFixed(1)} s`;
+  if (outcome.fatal !== undefined) {
+    return (
+      `stopped: ${outcome.read} items read, ${outcome.submitted} submitted, ${outcome.upserted} upserted, ` +
+      `${outcome.failed} failed${failures}, ${time}`
+    );
+  }
+  return `${outcome.read} items: ${outcome.upserted} upserted, ${outcome.failed} failed${failures}, ${time}`;
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      url: { type: 'string', default: 'http://127.0.0.1:3000' },
+      token: { type: 'string' },
+      tenant: { type: 'string' },
+      errors: { type: 'string' },
+      format: { type: 'string' },
+      'batch-size': { type: 'string', default: '1000' },
+      concurrency: { type: 'string', default: '2' },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0) throw new UsageError('give exactly one file');
+  const format = formatOf(file, values.format);
+  const batchSize = integerOption('batch-size', values['batch-size'], 1, 1000);
+  const concurrency = integerOption('concurrency', values.concurrency, 1, 16);
+  if (!/^https?:\/\/[^/]/.test(values.url)) throw new UsageError('--url must be an http(s) URL');
+  if (!(await fs.stat(file).catch(() => undefined))?.isFile()) throw new UsageError(`no such file: ${file}`);
+  const errorsPath = values.errors ?? `${file}.errors.jsonl`;
+  const token = await tokenFrom(values);
+
+  const progress = createProgress(process.stderr, { quiet: values.quiet, startedAt: performance.now() });
+  const client = createIngestionClient({
+    baseUrl: values.url,
+    token,
+    onRetry: (reason, ms) => progress.retrying(reason, ms),
+  });
+  const outcome = await ingestFile({ file, format, errorsPath, batchSize, concurrency, client, progress });
+  if (outcome.fatal !== undefined) process.stderr.write(`ingest: ${outcome.fatal}\n`);
+  process.stderr.write(`${summary(outcome, errorsPath)}\n`);
+  if (outcome.fatal !== undefined) return 1;
+  return outcome.failed > 0 ? 2 : 0;
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  const text = error instanceof Error ? error.message : String(error);
+  const usage =
+    error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+  process.stderr.write(`ingest: ${text}\n${usage ? `${USAGE}\n` : ''}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,179 @@
+import { batchesOf, describePositions, type Batch, type WellFormedItem } from './batches.ts';
+import { ErrorsFile } from './errors-file.ts';
+import type { IngestionClient } from './ingestion-client.ts';
+import { readItems, type FileFormat } from './json-stream.ts';
+import type { Counts, Progress } from './progress.ts';
+
+/** One run of the command-line client: which file, where its errors go, and how to send it. */
+export interface IngestRun {
+  file: string;
+  format: FileFormat;
+  errorsPath: string;
+  /** Items per batch, at most 1000. */
+  batchSize: number;
+  /** Batches submitted and not yet finished (terminal, errors written) at any moment. */
+  concurrency: number;
+  client: IngestionClient;
+  progress: Progress;
+}
+
+/** How a run ended: the totals, and why it stopped early when it did. */
+export interface IngestOutcome extends Counts {
+  /** Lines in the errors file (0: the file was removed). */
+  errorLines: number;
+  seconds: number;
+  /** Set when the run stopped before the end of the file, with the positions not submitted. */
+  fatal: string | undefined;
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Streams the file into batches and keeps `concurrency` of them in flight: each is submitted (the
+ * client retries 429s, 5xx and network failures), polled until terminal, and its error records are
+ * appended to the errors file with the items' file positions. A batch stays in flight until its
+ * errors are written, so the service's backlog, and the memory here, stay at a few batches.
+ */
+export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
+  const startedAt = performance.now();
+  const counts: Counts = { read: 0, submitted: 0, upserted: 0, failed: 0 };
+  const errors = await ErrorsFile.open(run.errorsPath);
+  let fatal: string | undefined;
+  let readAll = false;
+  let readFailed = false;
+  /** The first position after the last batch handed to a worker. */
+  let batchedUpTo = 0;
+  const unsubmitted: number[] = [];
+
+  /** The well-formed items; a malformed one is counted as failed and written to the errors file here. */
+  async function* wellFormed(): AsyncGenerator<WellFormedItem> {
+    for await (const item of readItems(run.file, run.format)) {
+      counts.read++;
+      run.progress.update(counts);
+      if (item.text !== undefined) {
+        yield { position: item.position, text: item.text };
+        continue;
+      }
+      counts.failed++;
+      await errors.write({
+        position: item.position,
+        line: item.line,
+        batch_id: null,
+        index: null,
+        external_id: null,
+        sku: null,
+        errors: [
+          {
+            field: '',
+            code: 'malformed_json',
+            message: `The item at line ${item.line} is not valid JSON: ${item.malformed}`,
+          },
+        ],
+      });
+    }
+  }
+  const batches = batchesOf(wellFormed(), { size: run.batchSize });
+
+  const nextBatch = async (): Promise<Batch | undefined> => {
+    try {
+      const next = await batches.next();
+      if (next.done) {
+        // A generator that threw answers "done" from then on: that is not the end of the file.
+        if (!readFailed) readAll = true;
+        return undefined;
+      }
+      batchedUpTo = Math.max(batchedUpTo, (next.value.positions.at(-1) ?? -1) + 1);
+      return next.value;
+    } catch (error) {
+      readFailed = true;
+      fatal ??= `cannot read ${run.file}: ${message(error)}`;
+      return undefined;
+    }
+  };
+
+  const finish = async (batch: Batch, batchId: string) => {
+    const final = await run.client.waitUntilTerminal(batchId);
+    for await (const page of run.client.errorRecords(batchId)) {
+      for (const record of page) {
+        await errors.write({
+          position: batch.positions[record.index] ?? -1,
+          batch_id: batchId,
+          index: record.index,
+          external_id: record.external_id,
+          sku: record.sku,
+          errors: record.errors,
+        });
+      }
+    }
+    counts.upserted += final.upserted;
+    counts.failed += final.failed;
+    run.progress.batchDone(counts, { seq: batch.seq, id: batchId, status: final.status });
+  };
+
+  // The others start once one batch is accepted, so a refused token or an unreachable service is
+  // reported once, with nothing read ahead.
+  let release = () => {};
+  const started = new Promise<void>((resolve) => (release = resolve));
+
+  const worker = async (n: number) => {
+    if (n > 0) await started;
+    try {
+      await work();
+    } finally {
+      release();
+    }
+  };
+
+  const work = async () => {
+    while (fatal === undefined) {
+      const batch = await nextBatch();
+      if (!batch) return;
+      if (fatal !== undefined) {
+        // Another batch failed while this one was being cut: it is not sent either.
+        unsubmitted.push(...batch.positions);
+        return;
+      }
+      let batchId: string;
+      try {
+        batchId = (await run.client.submit(batch.body)).batch_id;
+      } catch (error) {
+        unsubmitted.push(...batch.positions);
+        fatal ??= message(error);
+        return;
+      }
+      release();
+      batch.body = ''; // the text is on the service now; keep only the positions
+      counts.submitted += batch.positions.length;
+      run.progress.update(counts);
+      try {
+        await finish(batch, batchId);
+      } catch (error) {
+        fatal ??=
+          `batch ${batchId} (positions ${describePositions(batch.positions)}) was accepted, ` +
+          `but its outcome could not be read: ${message(error)}`;
+        return;
+      }
+    }
+  };
+
+  try {
+    await Promise.all(Array.from({ length: run.concurrency }, (_, n) => worker(n)));
+  } finally {
+    await batches.return(undefined);
+    await errors.close();
+    run.progress.clear();
+  }
+
+  if (fatal !== undefined && !(readAll && unsubmitted.length === 0)) {
+    unsubmitted.sort((a, b) => a - b);
+    const parts = unsubmitted.length > 0 ? [`positions ${describePositions(unsubmitted)}`] : [];
+    if (!readAll) parts.push(`every item from position ${batchedUpTo} on`);
+    fatal += counts.submitted === 0 ? '\nNo item was submitted.' : `\nNot submitted: ${parts.join(' and ')}.`;
+  }
+  return {
+    ...counts,
+    errorLines: errors.lines,
+    seconds: (performance.now() - startedAt) / 1000,
+    fatal,
+  };
+}

@@ -1,0 +1,173 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A batch's status record (CONTRACT §6). */
+export interface BatchStatusRecord {
+  batch_id: string;
+  status: string;
+  received_count: number;
+  validated_ok: number;
+  validated_failed: number;
+  upserted: number;
+  failed: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One failed item of a batch, with every error it has (CONTRACT §7). */
+export interface ItemErrorRecord {
+  index: number;
+  external_id: string | null;
+  sku: string | null;
+  errors: Array<{ field: string; code: string; message: string }>;
+}
+
+/** A refusal that waiting will not cure (401, 403, 4xx), or a 5xx / network failure after every retry. */
+export class ClientError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** What the client needs: where the service is, the bearer token, and how patient to be. */
+export interface ClientOptions {
+  baseUrl: string;
+  token: string;
+  /** The waits before each retry of a 5xx or network failure; its length is the number of retries. */
+  backoffMs?: readonly number[];
+  /** The first and the longest wait between two status polls of a running batch. */
+  pollMs?: { first: number; max: number };
+  /** Told of each wait before a retry (429, 5xx, network), so progress can show it. */
+  onRetry?: (reason: string, waitMs: number) => void;
+}
+
+/** The ingestion API (operations 1–3) over HTTP, with retries. */
+export interface IngestionClient {
+  /** Submits an envelope `{"items": [...]}` given as JSON text; resolves on the 202. */
+  submit(bodyJson: string): Promise<{ batch_id: string; received_count: number }>;
+  /** Polls a batch until its state is terminal; resolves with that final record. */
+  waitUntilTerminal(batchId: string): Promise<BatchStatusRecord>;
+  /** Every error record of a batch, page by page (limit 500), following the cursors to the end. */
+  errorRecords(batchId: string): AsyncGenerator<ItemErrorRecord[]>;
+}
+
+const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 4000];
+const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
+const SUBMIT_TIMEOUT_MS = 120_000;
+const READ_TIMEOUT_MS = 30_000;
+
+/** Milliseconds to wait from a `Retry-After` header (delta-seconds or an HTTP date); 1 s when absent or odd. */
+export function retryAfterMs(header: string | null, now = Date.now()): number {
+  if (header === null || header.trim() === '') return 1000;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? 1000 : Math.max(0, date - now);
+}
+
+/** The most useful sentence of an error answer: a problem's `detail` or `title`, or the body's start. */
+async function explain(response: Response): Promise<string> {
+  const text = await response.text().catch(() => '');
+  try {
+    const problem = JSON.parse(text) as { detail?: unknown; title?: unknown; message?: unknown };
+    const said = problem.detail ?? problem.title ?? problem.message;
+    if (typeof said === 'string' && said !== '') return said;
+  } catch {
+    // Not JSON: show the start of the text instead.
+  }
+  return text.slice(0, 200) || response.statusText;
+}
+
+/** Why fetch failed, in a few words (`ECONNREFUSED`, a timeout). */
+function networkReason(error: unknown): string {
+  if (error instanceof Error && error.name === 'TimeoutError') return 'no answer in time';
+  const cause =
+    error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A client for the service at `options.baseUrl`. */
+export function createIngestionClient(options: ClientOptions): IngestionClient {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const backoff = options.backoffMs ?? DEFAULT_BACKOFF_MS;
+  const poll = options.pollMs ?? { first: 100, max: 1000 };
+  const onRetry = options.onRetry ?? (() => {});
+
+  /**
+   * One request: a 429 waits as long as `Retry-After` says and tries again (the service asked for it),
+   * a 5xx or network failure is retried after each wait of `backoff`, anything else is final.
+   */
+  async function call<T>(method: 'GET' | 'POST', path: string, body?: string): Promise<T> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${options.token}`,
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = method === 'POST' ? SUBMIT_TIMEOUT_MS : READ_TIMEOUT_MS;
+    for (let failures = 0; ;) {
+      let reason: string;
+      let status: number | undefined;
+      try {
+        const response = await fetch(base + path, {
+          method,
+          headers,
+          body,
+          signal: AbortSignal.timeout(timeout),
+        });
+        if (response.ok) return (await response.json()) as T;
+        status = response.status;
+        const detail = await explain(response);
+        if (status === 429) {
+          const wait = retryAfterMs(response.headers.get('retry-after'));
+          onRetry(`${method} ${path} answered 429 (${detail})`, wait);
+          await sleep(wait);
+          continue;
+        }
+        if (status === 401 || status === 403) {
+          throw new ClientError(`the service refused the token: ${status} ${detail}`, status);
+        }
+        if (status < 500) throw new ClientError(`${method} ${path} answered ${status}: ${detail}`, status);
+        reason = `${method} ${path} answered ${status}: ${detail}`;
+      } catch (error) {
+        if (error instanceof ClientError) throw error;
+        reason = `cannot reach ${base}: ${networkReason(error)}`;
+      }
+      const wait = backoff[failures++];
+      if (wait === undefined) throw new ClientError(`${reason} (gave up after ${failures} attempts)`, status);
+      onRetry(reason, wait);
+      await sleep(wait);
+    }
+  }
+
+  return {
+    submit: (bodyJson) => call('POST', '/products/ingestions', bodyJson),
+
+    async waitUntilTerminal(batchId) {
+      for (let wait = poll.first; ; wait = Math.min(poll.max, wait * 2)) {
+        const record = await call<BatchStatusRecord>(
+          'GET',
+          `/products/ingestions/${encodeURIComponent(batchId)}`,
+        );
+        if (TERMINAL.has(record.status)) return record;
+        await sleep(wait);
+      }
+    },
+
+    async *errorRecords(batchId) {
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+        const page: { data: ItemErrorRecord[]; next_cursor: string | null } = await call(
+          'GET',
+          `/products/ingestions/${encodeURIComponent(batchId)}/errors?limit=500${query}`,
+        );
+        yield page.data;
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { splitJsonArray } from './json-splitter.ts';
+
+/** How a file holds its items: one JSON document (an array, or `{"items": [...]}`), or a value per line. */
+export type FileFormat = 'json' | 'jsonl';
+
+/** One item of a file, at its 0-based `position` among the items: its JSON text, or why it is not JSON. */
+export type SourceItem =
+  | { position: number; line: number; text: string; malformed?: undefined }
+  | { position: number; line: number; text?: undefined; malformed: string };
+
+const JSONL_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
+const READ_CHUNK_BYTES = 256 * 1024;
+const OUTER_WHITESPACE = /^[ \t\r\n\uFEFF]+|[ \t\r\n]+$/g;
+
+/** The format of `file`: `explicit` when given, else `.jsonl`/`.ndjson` → jsonl, anything else → json. */
+export function formatOf(file: string, explicit?: string): FileFormat {
+  if (explicit === 'json' || explicit === 'jsonl') return explicit;
+  if (explicit !== undefined)
+    throw new Error(`--format must be json or jsonl, not ${JSON.stringify(explicit)}`);
+  return JSONL_EXTENSIONS.has(path.extname(file).toLowerCase()) ? 'jsonl' : 'json';
+}
+
+/** Why `text` is not one JSON value, or undefined when it is. */
+function jsonDefect(text: string): string | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** The items of a JSONL file, one per non-blank line; a line that is not JSON is yielded as malformed. */
+export async function* readJsonLines(file: string): AsyncGenerator<SourceItem> {
+  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
+  const lines = readline.createInterface({ input, crlfDelay: Infinity });
+  let position = 0;
+  let line = 0;
+  try {
+    for await (const raw of lines) {
+      line++;
+      const text = raw.replace(OUTER_WHITESPACE, '');
+      if (text === '') continue;
+      const malformed = jsonDefect(text);
+      yield malformed === undefined ? { position, line, text } : { position, line, malformed };
+      position++;
+    }
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+}
+
+/**
+ * The items of a JSON file, streamed out of its top-level array. An element that is not valid JSON on
+ * its own (`{"a" 1}`) is yielded as malformed; a defect in the structure around the elements (an
+ * unbalanced bracket, text after the array) throws `JsonStreamError`, since nothing after it can be read.
+ */
+export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
+  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
+  let position = 0;
+  try {
+    for await (const { text, line } of splitJsonArray(input as AsyncIterable<string>)) {
+      const malformed = jsonDefect(text);
+      yield malformed === undefined ? { position, line, text } : { position, line, malformed };
+      position++;
+    }
+  } finally {
+    input.destroy();
+  }
+}
+
+/** The items of `file` in `format`. */
+export function readItems(file: string, format: FileFormat): AsyncGenerator<SourceItem> {
+  return format === 'jsonl' ? readJsonLines(file) : readJsonArray(file);
+}

@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs/promises';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { signServiceToken } from '../../src/auth/sign-token.ts';
+import type { ErrorLine } from '../../src/client/errors-file.ts';
+import { loadConfig } from '../../src/config.ts';
+import { product, variant } from '../helpers/catalog-fixtures.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Runs `npm run ingest`'s command; resolves with its exit code and output. */
+async function ingest(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ingest-file.ts', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+void describe('npm run ingest against a running service', () => {
+  const secret = randomBytes(32).toString('hex');
+  let dir: string;
+  let url: string;
+  let service: ChildProcess;
+  let serviceLog = '';
+
+  before(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-file-'));
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        AUTH_JWT_SECRET: secret,
+        NODE_ENV: 'test',
+        DATA_DIR: path.join(dir, 'data'),
+        LOG_LEVEL: 'warn',
+      },
+    });
+    service.stdout!.on('data', (chunk: Buffer) => (serviceLog += chunk.toString()));
+    service.stderr!.on('data', (chunk: Buffer) => (serviceLog += chunk.toString()));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const up = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) break;
+      if (Date.now() > deadline || service.exitCode !== null)
+        throw new Error(`service did not start:\n${serviceLog}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  });
+
+  after(async () => {
+    if (service.exitCode === null) {
+      service.kill('SIGTERM');
+      await once(service, 'exit');
+    }
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  /** Every product the tenant has, walking the cursors of GET /products. */
+  async function allProducts(tenant: string): Promise<Array<Record<string, unknown>>> {
+    const config = loadConfig({ AUTH_JWT_SECRET: secret });
+    const token = await signServiceToken(config, {
+      tenant,
+      scope: 'catalog:read',
+      ttlSeconds: 600,
+      createSecret: false,
+    });
+    const products = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const res = await fetch(`${url}/products?limit=500${query}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      assert.equal(res.status, 200);
+      const page = (await res.json()) as { data: Array<Record<string, unknown>>; next_cursor: string | null };
+      products.push(...page.data);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return products;
+  }
+
+  void test('a JSONL file of 2,500 items with 3 invalid items and 1 malformed line: exit 2, exact counts and errors', async () => {
+    const tenant = `cli-${randomUUID()}`;
+    const file = path.join(dir, 'catalog.jsonl');
+    const invalid: Record<number, Record<string, unknown>> = {
+      7: product({ style: 'modern' }),
+      1234: product({ variants: [variant({ item_url: 'http://shop.example/x' })] }),
+      2499: product({ variants: undefined }),
+    };
+    const lines: string[] = [];
+    for (let position = 0; position < 2500; position++) {
+      if (position === 1800) lines.push('{"external_id": "broken",');
+      else lines.push(JSON.stringify(invalid[position] ?? product()));
+      if (position === 100) lines.push(''); // a blank line is no item: positions and lines part here
+    }
+    await fs.writeFile(file, `${lines.join('\n')}\n`);
+
+    const run = await ingest([file, '--url', url, '--tenant', tenant], { AUTH_JWT_SECRET: secret });
+
+    assert.equal(run.code, 2, run.stderr);
+    const errorsPath = `${file}.errors.jsonl`;
+    const output = run.stderr.trim().split('\n');
+    assert.match(
+      output.at(-1)!,
+      new RegExp(
+        `^2500 items: 2496 upserted, 4 failed \\(errors in ${errorsPath.replace(/\./g, '\\.')}\\), \\d+\\.\\d s$`,
+      ),
+    );
+    assert.equal(
+      output.filter((line) => /^batch \d \S+ completed(_with_errors)?: read \d+, /.test(line)).length,
+      3,
+    );
+    const errorLines = (await fs.readFile(errorsPath, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as ErrorLine);
+    assert.equal(errorLines.length, 4);
+    errorLines.sort((a, b) => a.position - b.position);
+    assert.deepEqual(
+      errorLines.map((l) => [l.position, l.line, l.index, l.external_id, l.errors.map((e) => e.code)]),
+      [
+        [7, undefined, 7, invalid[7]!.external_id, ['invalid_value']],
+        [1234, undefined, 234, invalid[1234]!.external_id, ['https_required']],
+        [1800, 1802, null, null, ['malformed_json']],
+        // The malformed line is not sent, so the last batch starts at position 2001.
+        [2499, undefined, 498, invalid[2499]!.external_id, ['required']],
+      ],
+    );
+    assert.equal(errorLines[1]!.sku, (invalid[1234]!.variants as Array<{ sku: string }>)[0]!.sku);
+    assert.match(errorLines[2]!.errors[0]!.message, /^The item at line 1802 is not valid JSON: /);
+    assert.equal(new Set(errorLines.filter((l) => l.batch_id).map((l) => l.batch_id)).size, 3);
+    assert.equal((await allProducts(tenant)).length, 2496);
+  });
+
+  void test('a JSON array file of 1,200 valid items: exit 0, and no errors file', async () => {
+    const tenant = `cli-${randomUUID()}`;
+    const file = path.join(dir, 'catalog.json');
+    const items = Array.from({ length: 1200 }, () => product({ variants: [variant({ price: 19.9 })] }));
+    await fs.writeFile(file, JSON.stringify(items, null, 2));
+    const config = loadConfig({ AUTH_JWT_SECRET: secret });
+    const token = await signServiceToken(config, {
+      tenant,
+      scope: 'ingestions:write ingestions:read',
+      ttlSeconds: 600,
+      createSecret: false,
+    });
+
+    const run = await ingest([file, '--url', url, '--quiet', '--batch-size', '500', '--concurrency', '3'], {
+      INGEST_TOKEN: token,
+    });
+
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /^1200 items: 1200 upserted, 0 failed, \d+\.\d s\n$/);
+    await assert.rejects(fs.stat(`${file}.errors.jsonl`), { code: 'ENOENT' });
+    const products = await allProducts(tenant);
+    assert.equal(products.length, 1200);
+    const stored = products.find((p) => p.external_id === items[0]!.external_id) as {
+      variants: Array<{ price: number }>;
+    };
+    assert.equal(stored.variants[0]!.price, 19.9);
+  });
+
+  void test('a bad token: exit 1 with a clear message, nothing submitted', async () => {
+    const file = path.join(dir, 'small.jsonl');
+    await fs.writeFile(file, `${JSON.stringify(product())}\n`);
+    const run = await ingest([file, '--url', url, '--token', 'not-a-jwt']);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr.split('\n').slice(0, 2).join('\n'),
+      'ingest: the service refused the token: 401 The bearer token is malformed.\nNo item was submitted.',
+    );
+  });
+
+  void test('bad arguments: exit 1 with the usage', async () => {
+    const run = await ingest(['missing.jsonl', '--url', url, '--token', 't']);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /^ingest: no such file: missing\.jsonl\nusage: npm run ingest -- <file> \[options\]/,
+    );
+    const size = await ingest([path.join(dir, 'small.jsonl'), '--batch-size', '1001', '--token', 't']);
+    assert.equal(size.code, 1);
+    assert.match(size.stderr, /^ingest: --batch-size must be an integer from 1 to 1000\n/);
+  });
+});

@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { ErrorLine } from '../../src/client/errors-file.ts';
+import { ingestFile } from '../../src/client/ingest-runner.ts';
+import { ClientError, createIngestionClient, retryAfterMs } from '../../src/client/ingestion-client.ts';
+import { createProgress } from '../../src/client/progress.ts';
+
+/** An answer of the stand-in service. */
+interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+type Handler = (request: { method: string; url: string; body: string }) => Answer;
+
+/**
+ * A stand-in for the service that answers as `handler` says, to drive the client through the answers
+ * a real service gives only under load or failure (429, 5xx). Requests are recorded.
+ */
+async function fakeService(handler: Handler) {
+  const requests: Array<{ method: string; url: string; body: string }> = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const request = { method: req.method!, url: req.url!, body };
+      requests.push(request);
+      const answer = handler(request);
+      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+      res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+const problem = (status: number, detail: string) => ({ status, body: { title: 'x', status, detail } });
+const accepted = (id: string, count: number) => ({
+  status: 202,
+  body: { batch_id: id, received_count: count },
+});
+const record = (id: string, upserted: number, failed: number) => ({
+  status: 200,
+  body: { batch_id: id, status: failed ? 'completed_with_errors' : 'completed', upserted, failed },
+});
+
+void describe('ingestion client retries', () => {
+  void test('Retry-After is read as seconds or a date', () => {
+    assert.equal(retryAfterMs('3'), 3000);
+    assert.equal(retryAfterMs('0'), 0);
+    assert.equal(retryAfterMs(null), 1000);
+    assert.equal(retryAfterMs('soon'), 1000);
+    assert.equal(retryAfterMs('Thu, 01 Jan 2026 00:00:10 GMT', Date.parse('2026-01-01T00:00:00Z')), 10_000);
+  });
+
+  void test('a 429 waits Retry-After and sends the same batch again; 5xx are retried with backoff', async () => {
+    const answers: Answer[] = [
+      { ...problem(429, 'slow down'), headers: { 'retry-after': '1' } },
+      problem(503, 'busy'),
+      problem(502, 'gateway'),
+      accepted('b-1', 2),
+    ];
+    const service = await fakeService(() => answers.shift()!);
+    const waits: Array<[string, number]> = [];
+    const client = createIngestionClient({
+      baseUrl: `${service.url}/`,
+      token: 'tok',
+      backoffMs: [5, 10],
+      onRetry: (reason, ms) => waits.push([reason, ms]),
+    });
+    const body = '{"items":[1,{"a":1.10}]}';
+    const started = performance.now();
+    assert.deepEqual(await client.submit(body), { batch_id: 'b-1', received_count: 2 });
+    assert.ok(performance.now() - started >= 1000, 'waited the second Retry-After asked for');
+    assert.deepEqual(waits, [
+      ['POST /products/ingestions answered 429 (slow down)', 1000],
+      ['POST /products/ingestions answered 503: busy', 5],
+      ['POST /products/ingestions answered 502: gateway', 10],
+    ]);
+    assert.deepEqual(
+      service.requests.map((r) => [r.method, r.url, r.body]),
+      Array.from({ length: 4 }, () => ['POST', '/products/ingestions', body]),
+    );
+    await service.close();
+  });
+
+  void test('5xx after every retry, and 401, end in a ClientError; a 401 is not retried', async () => {
+    const failing = await fakeService(() => problem(500, 'boom'));
+    const client = createIngestionClient({ baseUrl: failing.url, token: 'tok', backoffMs: [1, 1, 1] });
+    await assert.rejects(client.submit('{"items":[1]}'), {
+      name: 'Error',
+      message: 'POST /products/ingestions answered 500: boom (gave up after 4 attempts)',
+    });
+    assert.equal(failing.requests.length, 4);
+    await failing.close();
+
+    const refusing = await fakeService(() => problem(401, 'The bearer token has expired.'));
+    const refused = createIngestionClient({ baseUrl: refusing.url, token: 'tok', backoffMs: [1] });
+    await assert.rejects(refused.submit('{"items":[1]}'), (error: unknown) => {
+      assert.ok(error instanceof ClientError);
+      assert.equal(error.status, 401);
+      assert.equal(error.message, 'the service refused the token: 401 The bearer token has expired.');
+      return true;
+    });
+    assert.equal(refusing.requests.length, 1);
+    await refusing.close();
+  });
+
+  void test('a network failure is retried, then reported with its cause', async () => {
+    const gone = await fakeService(() => problem(500, 'x'));
+    await gone.close();
+    const client = createIngestionClient({ baseUrl: gone.url, token: 'tok', backoffMs: [1] });
+    await assert.rejects(client.submit('{"items":[1]}'), {
+      message: `cannot reach ${gone.url}: ECONNREFUSED (gave up after 2 attempts)`,
+    });
+  });
+});
+
+void describe('a run against a service that fails part way', () => {
+  let dir: string;
+  before(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-client-'));
+  });
+  after(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  void test('maps error records to file positions, then stops and names the positions not submitted', async () => {
+    const file = path.join(dir, 'items.jsonl');
+    // Positions 0–8; position 1 is not JSON, so batch 1 holds positions 0, 2 and batch 2 holds 3, 4.
+    await fs.writeFile(
+      file,
+      ['{"n":0}', '{oops', '{"n":2}', '{"n":3}', '{"n":4}', '5', '6', '7', '8'].join('\n'),
+    );
+    let posts = 0;
+    const service = await fakeService(({ method, url }) => {
+      if (method === 'POST') return ++posts <= 2 ? accepted(`b-${posts}`, 2) : problem(503, 'down');
+      if (url === '/products/ingestions/b-1') return record('b-1', 2, 0);
+      if (url === '/products/ingestions/b-2') return record('b-2', 0, 2);
+      if (url.startsWith('/products/ingestions/b-1/errors'))
+        return { status: 200, body: { data: [], next_cursor: null } };
+      const page = (index: number, cursor: string | null) => ({
+        status: 200,
+        body: {
+          data: [
+            {
+              index,
+              external_id: null,
+              sku: null,
+              errors: [{ field: '', code: 'invalid_type', message: 'm' }],
+            },
+          ],
+          next_cursor: cursor,
+        },
+      });
+      return url.includes('cursor=c1') ? page(1, null) : page(0, 'c1');
+    });
+    const errorsPath = path.join(dir, 'items.errors.jsonl');
+    const outcome = await ingestFile({
+      file,
+      format: 'jsonl',
+      errorsPath,
+      batchSize: 2,
+      concurrency: 1,
+      client: createIngestionClient({ baseUrl: service.url, token: 'tok', backoffMs: [1] }),
+      progress: createProgress(process.stderr, { quiet: true, startedAt: 0 }),
+    });
+    await service.close();
+
+    assert.equal(
+      outcome.fatal,
+      'POST /products/ingestions answered 503: down (gave up after 2 attempts)\nNot submitted: positions 5–6 and every item from position 7 on.',
+    );
+    assert.deepEqual(
+      {
+        read: outcome.read,
+        submitted: outcome.submitted,
+        upserted: outcome.upserted,
+        failed: outcome.failed,
+      },
+      { read: 7, submitted: 4, upserted: 2, failed: 3 },
+    );
+    const lines = (await fs.readFile(errorsPath, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as ErrorLine);
+    assert.deepEqual(
+      lines.map((l) => [l.position, l.line, l.batch_id, l.index, l.errors[0]!.code]),
+      [
+        [1, 2, null, null, 'malformed_json'],
+        [3, undefined, 'b-2', 0, 'invalid_type'],
+        [4, undefined, 'b-2', 1, 'invalid_type'],
+      ],
+    );
+    assert.deepEqual(
+      service.requests.filter((r) => r.method === 'POST').map((r) => r.body),
+      ['{"items":[{"n":0},{"n":2}]}', '{"items":[{"n":3},{"n":4}]}', '{"items":[5,6]}', '{"items":[5,6]}'],
+    );
+  });
+});
