@@ -62,7 +62,9 @@ function role(raw: string | undefined): Role {
 
 function schemaName(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(raw)) throw new ConfigError('DATABASE_SCHEMA must be a lower-case SQL identifier');
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(raw)) {
+    throw new ConfigError('DATABASE_SCHEMA must be a lower-case SQL identifier');
+  }
   return raw;
 }
 

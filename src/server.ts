@@ -41,64 +41,77 @@ export async function startService(
   options: { logger?: Logger; listen?: boolean; dataDir?: string | null; embeddedTemplate?: Blob } = {},
 ): Promise<Service> {
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
+  // Keys first: a service that must refuse to start (production without a key) touches nothing.
+  const keys = config.role === 'worker' ? null : await loadVerificationKeys(config);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
     dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
     template: options.embeddedTemplate,
   });
-  const schema = config.databaseUrl ? config.databaseSchema : undefined;
-  await migrate(db, schema);
-  const queue = await startJobQueue(db, { schema: schema ? `${schema}_jobs` : 'pgboss' });
+  let queue: JobQueue | null = null;
+  let app: FastifyInstance | null = null;
+  let worker: BatchWorker | null = null;
   const metrics = createMetrics({ defaults: options.listen !== false });
 
-  let app: FastifyInstance | null = null;
-  if (config.role !== 'worker') {
-    const verify = createTokenVerifier({
-      keys: await loadVerificationKeys(config),
-      issuer: config.auth.issuer,
-      audience: config.auth.audience,
-      tenantClaim: config.auth.tenantClaim,
-    });
-    const rateLimiter = createRateLimiter(db, {
-      perMinute: config.limits.ratePerMinute,
-      maxPendingItems: config.limits.maxPendingItems,
-    });
-    app = await buildApp({
-      config,
-      authorize: createAuthorize(verify),
-      ingestion: createIngestionService({ db, queue, rateLimiter }),
-      catalog: createCatalogService({ db }),
-      metrics,
-      readiness: [{ name: 'database', probe: async () => (await db.query('SELECT 1 AS ok')).length === 1 }],
-      logger: options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' },
-    });
-    if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
-  }
+  try {
+    const schema = config.databaseUrl ? config.databaseSchema : undefined;
+    await migrate(db, schema);
+    queue = await startJobQueue(db, { schema: schema ? `${schema}_jobs` : 'pgboss' });
 
-  let worker: BatchWorker | null = null;
-  if (config.role !== 'api') {
-    const processor = createBatchProcessor({
-      db,
-      validateItem: createItemValidator(),
-      chunkSize: config.worker.chunkSize,
-      maxAttempts: MAX_BATCH_ATTEMPTS,
-    });
-    worker = createBatchWorker({
-      db,
-      queue,
-      processor,
-      metrics,
-      log,
-      concurrency: config.worker.concurrency,
-    });
-    await worker.start();
+    if (keys) {
+      const verify = createTokenVerifier({
+        keys,
+        issuer: config.auth.issuer,
+        audience: config.auth.audience,
+        tenantClaim: config.auth.tenantClaim,
+      });
+      const rateLimiter = createRateLimiter(db, {
+        perMinute: config.limits.ratePerMinute,
+        maxPendingItems: config.limits.maxPendingItems,
+      });
+      app = await buildApp({
+        config,
+        authorize: createAuthorize(verify),
+        ingestion: createIngestionService({ db, queue, rateLimiter }),
+        catalog: createCatalogService({ db }),
+        metrics,
+        readiness: [{ name: 'database', probe: async () => (await db.query('SELECT 1 AS ok')).length === 1 }],
+        logger: options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' },
+      });
+      if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
+    }
+
+    if (config.role !== 'api') {
+      const processor = createBatchProcessor({
+        db,
+        validateItem: createItemValidator(),
+        chunkSize: config.worker.chunkSize,
+        maxAttempts: MAX_BATCH_ATTEMPTS,
+      });
+      worker = createBatchWorker({
+        db,
+        queue,
+        processor,
+        metrics,
+        log,
+        concurrency: config.worker.concurrency,
+      });
+      await worker.start();
+    }
+  } catch (error) {
+    // Undo what was started, so a failed start leaves no timers, sockets or locks behind.
+    await app?.close().catch(() => undefined);
+    await (worker ?? queue)?.stop(1_000).catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw error;
   }
+  const started = queue;
 
   return {
     config,
     db,
-    queue,
+    queue: started,
     app,
     worker,
     metrics,
@@ -107,7 +120,7 @@ export async function startService(
       // chunk boundary, then stop the queue, and only then close the database they all use.
       await app?.close();
       await worker?.stop(DRAIN_TIMEOUT_MS);
-      if (!worker) await queue.stop(DRAIN_TIMEOUT_MS);
+      if (!worker) await started.stop(DRAIN_TIMEOUT_MS);
       await db.close();
     },
   };

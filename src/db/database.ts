@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { createKeyedMutex } from './keyed-mutex.ts';
@@ -170,13 +171,17 @@ export async function openEmbeddedDatabase(
   // in-process lock gives the same exclusion a server's advisory lock gives across processes.
   const local = createKeyedMutex();
 
+  // PGlite runs in this thread and resolves with microtasks only, so a worker awaiting query after
+  // query would never let timers, HTTP requests or signals in; yielding a turn after each one does.
   const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<R>(text: string, params?: readonly unknown[]) {
       const result = await client.query<R>(text, params ? [...params] : undefined);
+      await yieldToEventLoop();
       return result.rows;
     },
     async exec(text: string) {
       const results = await client.exec(text);
+      await yieldToEventLoop();
       return results.at(-1)?.rows ?? [];
     },
   });

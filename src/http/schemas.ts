@@ -62,7 +62,8 @@ export function PageQuery<E extends TProperties = Record<never, never>>(
   return Type.Object(
     {
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit })),
-      cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+      // A products cursor carries a 255-character external_id, up to 4 bytes a character, encoded.
+      cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
       ...extra,
     },
     { additionalProperties: false },

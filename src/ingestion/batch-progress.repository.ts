@@ -183,7 +183,8 @@ export async function findFailedIndices(
 
 /**
  * Ends a batch that could not be processed: its `failedCount` unsettled items count as failed
- * (and as failed validation too when they were never validated), and the status becomes terminal.
+ * (and as failed validation too when they were never validated), and the batch is `failed`
+ * (CONTRACT §5: "could not be processed after retries"), whatever it had written before.
  */
 export async function giveUpBatch(
   tx: Queryable,
@@ -194,7 +195,8 @@ export async function giveUpBatch(
        failed = failed + $3,
        validated_failed = validated_failed + CASE WHEN $4 THEN $3 ELSE 0 END,
        next_index = received_count,
-       status = CASE WHEN failed + $3 = 0 THEN 'completed'
+       status = CASE WHEN $3 > 0 THEN 'failed'
+                     WHEN failed = 0 THEN 'completed'
                      WHEN upserted = 0 THEN 'failed'
                      ELSE 'completed_with_errors' END,
        ${TOUCH}

@@ -98,15 +98,15 @@ export interface ItemErrorRow {
   sku: string | null;
 }
 
-/** Failed items of a batch with an index above `afterIndex`, ascending. */
+/** Failed items of a batch with an index in (afterIndex, beforeIndex), ascending. */
 export async function listItemErrors(
   db: Queryable,
-  query: { tenantId: string; batchId: string; afterIndex: number; limit: number },
+  query: { tenantId: string; batchId: string; afterIndex: number; beforeIndex: number; limit: number },
 ): Promise<ItemErrorRow[]> {
   return db.query<ItemErrorRow>(
     `SELECT idx AS index, errors, external_id, sku FROM batch_item_errors
-     WHERE tenant_id = $1 AND batch_id = $2 AND idx > $3
-     ORDER BY idx LIMIT $4`,
-    [query.tenantId, query.batchId, query.afterIndex, query.limit],
+     WHERE tenant_id = $1 AND batch_id = $2 AND idx > $3 AND idx < $4
+     ORDER BY idx LIMIT $5`,
+    [query.tenantId, query.batchId, query.afterIndex, query.beforeIndex, query.limit],
   );
 }

@@ -83,10 +83,14 @@ export function createIngestionService(deps: {
       const batch = await batchOf(tenantId, batchId);
       const scope = `errors:${batch.batch_id}`;
       const afterIndex = cursor === undefined ? -1 : decodeCursor<number>(cursor, scope, 'number');
+      // Items are settled in index order, and a chunk's failures commit with the move of next_index
+      // past it. Validation failures further on are recorded earlier, but listing only below
+      // next_index keeps a walk from passing an index that may still get a record (a sku_conflict).
       const rows = await listItemErrors(db, {
         tenantId,
         batchId: batch.batch_id,
         afterIndex,
+        beforeIndex: batch.next_index,
         limit: limit + 1,
       });
       const data = rows.slice(0, limit);

@@ -1,7 +1,12 @@
 import PgBoss from 'pg-boss';
 import type { Database, Queryable } from '../db/database.ts';
 
-/** The one queue of this service: "a batch of this tenant is waiting". */
+/**
+ * The one queue of this service: "a batch of this tenant is waiting". One job per batch, sent in the
+ * batch's own transaction, so a committed batch always has a job (no deduplication by tenant: a
+ * deduplicated send could lean on a job that is fetched before the batch commits). A job that finds
+ * its tenant already being drained ends at once, and the loop fetches the next without sleeping.
+ */
 export const INGEST_QUEUE = 'ingest-batch';
 
 /** A job carries ids only; the batch itself lives in the database. */
@@ -86,11 +91,16 @@ export async function startJobQueue(
     },
     async work(concurrency, handler) {
       for (let i = 0; i < concurrency; i++) {
-        const id = await boss.work<IngestJob>(
+        const id: string = await boss.work<IngestJob>(
           INGEST_QUEUE,
           { pollingIntervalSeconds, batchSize: 1 },
           async ([job]) => {
-            if (job) await handler(job.data);
+            try {
+              if (job) await handler(job.data);
+            } finally {
+              // Fetch again at once after a job rather than sleeping out the polling interval.
+              boss.notifyWorker(id);
+            }
           },
         );
         workerIds.push(id);
