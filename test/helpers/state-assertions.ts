@@ -80,7 +80,7 @@ export function withoutTimestamps(view: Record<string, unknown>): Record<string,
   assert.match(String(updated_at), ISO_MS);
   assert.ok(
     String(created_at) <= String(updated_at),
-    `created_at ${created_at} after updated_at ${updated_at}`,
+    `created_at ${String(created_at)} after updated_at ${String(updated_at)}`,
   );
   return rest;
 }
@@ -96,7 +96,7 @@ export async function getProduct(
     url: `/products/${encodeURIComponent(externalId)}`,
     token,
   });
-  return { statusCode: res.statusCode, body: res.json() as Record<string, unknown> };
+  return { statusCode: res.statusCode, body: res.json<Record<string, unknown>>() };
 }
 
 /** GET /products/{external_id} that must exist: the product view. */
@@ -114,7 +114,17 @@ export async function storedProduct(
 export async function batchStatus(svc: TestService, token: string, batchId: string): Promise<StatusRecord> {
   const res = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as StatusRecord;
+  return res.json<StatusRecord>();
+}
+
+/** Polls a batch until it is terminal; returns its final status record. */
+export async function waitTerminal(
+  svc: TestService,
+  token: string,
+  batchId: string,
+  timeoutMs = 30_000,
+): Promise<StatusRecord> {
+  return (await svc.waitForTerminal(token, batchId, timeoutMs)) as unknown as StatusRecord;
 }
 
 /** Submits `items` and waits until the batch is terminal; returns the final status record. */
@@ -125,7 +135,7 @@ export async function ingest(
   timeoutMs = 30_000,
 ): Promise<StatusRecord> {
   const batchId = await svc.submit(token, items);
-  return (await svc.waitForTerminal(token, batchId, timeoutMs)) as unknown as StatusRecord;
+  return await waitTerminal(svc, token, batchId, timeoutMs);
 }
 
 /** Every product of the tenant, walking `GET /products` cursors with page size `limit`. */
@@ -140,7 +150,7 @@ export async function allProducts(
     const query: string = `limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
     const res = await svc.request({ method: 'GET', url: `/products?${query}`, token });
     assert.equal(res.statusCode, 200, res.body);
-    const page = res.json() as { data: Array<Record<string, unknown>>; next_cursor: string | null };
+    const page = res.json<{ data: Array<Record<string, unknown>>; next_cursor: string | null }>();
     products.push(...page.data);
     cursor = page.next_cursor;
   } while (cursor);

@@ -1,0 +1,638 @@
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { product, variant } from '../helpers/catalog-fixtures.ts';
+import {
+  allProducts,
+  assertProgression,
+  assertRecordInvariants,
+  batchStatus,
+  countersOf,
+  ingest,
+  TERMINAL,
+  withoutTimestamps,
+  waitTerminal,
+  type StatusRecord,
+} from '../helpers/state-assertions.ts';
+import { NEEDS_SERVER, startSharedServices } from '../helpers/state-shared-schema.ts';
+import type { Database } from '../../src/db/database.ts';
+import {
+  createBatchProcessor,
+  ShutdownError,
+  type BatchProcessor,
+} from '../../src/ingestion/batch-processor.ts';
+import { insertBatch, insertBatchItems } from '../../src/ingestion/batch.repository.ts';
+import { moveStatus } from '../../src/ingestion/batch-progress.repository.ts';
+import { createItemValidator } from '../../src/ingestion/item-validator.ts';
+
+/** CONTRACT §5 states, counters and at-least-once processing, §6 the status record. */
+
+let svc: TestService;
+before(async () => {
+  // Small chunks, so a 1000-item batch passes through many observable steps.
+  svc = await startTestService({ WORKER_CHUNK_SIZE: '50' });
+});
+after(async () => {
+  await svc?.stop();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An item that fails validation with exactly one error: `required` on `name`. */
+function withoutName(): Record<string, unknown> {
+  const { name: _name, ...rest } = product();
+  return rest;
+}
+
+/** A valid item whose only variant reuses `sku`, which another product owns: `sku_conflict`. */
+const thief = (sku: string) => product({ variants: [variant({ sku })] });
+
+const skuOf = (item: Record<string, unknown>) =>
+  (item.variants as Array<Record<string, unknown>>)[0]!.sku as string;
+
+/** Error records reduced to what the contract fixes: index, keys, and each error's field and code. */
+const errorShapes = (records: Array<Record<string, unknown>>) =>
+  records.map((record) => ({
+    index: record.index,
+    external_id: record.external_id,
+    sku: record.sku,
+    errors: (record.errors as Array<Record<string, unknown>>).map(({ field, code }) => ({ field, code })),
+  }));
+
+void describe('terminal states and exact counters', () => {
+  void test('all items valid → completed', async () => {
+    const token = await svc.token(svc.tenant());
+    const final = await ingest(svc, token, [product(), product(), product()]);
+    assertRecordInvariants(final, 3);
+    assert.deepEqual(countersOf(final), {
+      status: 'completed',
+      received_count: 3,
+      validated_ok: 3,
+      validated_failed: 0,
+      upserted: 3,
+      failed: 0,
+    });
+    const errors = await svc.request({
+      method: 'GET',
+      url: `/products/ingestions/${final.batch_id}/errors`,
+      token,
+    });
+    assert.deepEqual(errors.json(), { data: [], next_cursor: null });
+  });
+
+  void test('some items fail (validation and sku_conflict) → completed_with_errors', async () => {
+    const token = await svc.token(svc.tenant());
+    const owner = product();
+    const items = [owner, withoutName(), product(), thief(skuOf(owner)), 'not an object'];
+    const final = await ingest(svc, token, items);
+    assertRecordInvariants(final, 5);
+    assert.deepEqual(countersOf(final), {
+      status: 'completed_with_errors',
+      received_count: 5,
+      validated_ok: 3,
+      validated_failed: 2,
+      upserted: 2,
+      failed: 3,
+    });
+    assert.deepEqual(errorShapes(await svc.allErrors(token, final.batch_id)), [
+      {
+        index: 1,
+        external_id: (items[1] as Record<string, unknown>).external_id,
+        sku: skuOf(items[1] as Record<string, unknown>),
+        errors: [{ field: 'name', code: 'required' }],
+      },
+      {
+        index: 3,
+        external_id: (items[3] as Record<string, unknown>).external_id,
+        sku: skuOf(owner),
+        errors: [{ field: 'variants[0].sku', code: 'sku_conflict' }],
+      },
+      { index: 4, external_id: null, sku: null, errors: [{ field: '', code: 'invalid_type' }] },
+    ]);
+  });
+
+  void test('every item invalid → failed, with validated_failed = failed = received_count', async () => {
+    const token = await svc.token(svc.tenant());
+    const final = await ingest(svc, token, [withoutName(), 42, null, withoutName()]);
+    assertRecordInvariants(final, 4);
+    assert.deepEqual(countersOf(final), {
+      status: 'failed',
+      received_count: 4,
+      validated_ok: 0,
+      validated_failed: 4,
+      upserted: 0,
+      failed: 4,
+    });
+    assert.deepEqual(
+      (await svc.allErrors(token, final.batch_id)).map((record) => record.index),
+      [0, 1, 2, 3],
+    );
+    assert.deepEqual(await allProducts(svc, token), []);
+  });
+
+  void test('every item valid but none can be written (sku_conflict) → failed', async () => {
+    const token = await svc.token(svc.tenant());
+    const owner = product();
+    await ingest(svc, token, [owner]);
+    const final = await ingest(svc, token, [thief(skuOf(owner)), thief(skuOf(owner))]);
+    assertRecordInvariants(final, 2);
+    assert.deepEqual(countersOf(final), {
+      status: 'failed',
+      received_count: 2,
+      validated_ok: 2,
+      validated_failed: 0,
+      upserted: 0,
+      failed: 2,
+    });
+  });
+});
+
+void describe('the status record while a batch runs', () => {
+  void test('every observation of a 1000-item batch satisfies the invariants, from the 202 on', async () => {
+    const token = await svc.token(svc.tenant());
+    // 100 invalid items (every 10th) and 10 sku conflicts (i % 100 === 5 reuses the sku of i - 1).
+    const items: unknown[] = [];
+    for (let i = 0; i < 1000; i++) {
+      if (i % 10 === 0) items.push(withoutName());
+      else if (i % 100 === 5) items.push(thief(skuOf(items[i - 1] as Record<string, unknown>)));
+      else items.push(product());
+    }
+    const submitted = Date.now();
+    const batchId = await svc.submit(token, items);
+    const observations: StatusRecord[] = [];
+    for (;;) {
+      const record = await batchStatus(svc, token, batchId);
+      observations.push(record);
+      if (TERMINAL.has(record.status)) break;
+      assert.ok(Date.now() - submitted < 60_000, `not terminal after 60 s: ${JSON.stringify(record)}`);
+    }
+    for (const record of observations) assertRecordInvariants(record, 1000);
+    for (let i = 1; i < observations.length; i++) assertProgression(observations[i - 1]!, observations[i]!);
+
+    const final = observations.at(-1)!;
+    assert.deepEqual(countersOf(final), {
+      status: 'completed_with_errors',
+      received_count: 1000,
+      validated_ok: 900,
+      validated_failed: 100,
+      upserted: 890,
+      failed: 110,
+    });
+    assert.equal(final.batch_id, batchId);
+    const created = Date.parse(final.created_at);
+    assert.ok(created >= submitted - 2000 && created <= Date.now(), `created_at ${final.created_at}`);
+    // Processing was observable: at least one record in `processing` with partial progress.
+    assert.ok(
+      observations.some((r) => r.status === 'processing' && r.upserted > 0 && r.upserted < 890),
+      `no intermediate progress seen in ${observations.length} observations`,
+    );
+
+    // The terminal record is stable.
+    await sleep(1000);
+    assert.deepEqual(await batchStatus(svc, token, batchId), final);
+    const errors = await svc.allErrors(token, batchId, 37);
+    assert.equal(errors.length, 110);
+    assert.deepEqual(
+      errors.map((record) => record.index),
+      items.flatMap((_, i) => (i % 10 === 0 || i % 100 === 5 ? [i] : [])),
+    );
+    assert.equal((await allProducts(svc, token, 500)).length, 890);
+  });
+
+  void test('tenants proceed in parallel: a small batch is not queued behind another tenant’s backlog', async () => {
+    const busy = await svc.token(svc.tenant('busy'));
+    const quick = await svc.token(svc.tenant('quick'));
+    // Ten batches of 500 in 50-item chunks: seconds of work for the busy tenant, and ten jobs queued
+    // ahead of the quick tenant's one.
+    const backlog: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      backlog.push(
+        await svc.submit(
+          busy,
+          Array.from({ length: 500 }, () => product()),
+        ),
+      );
+    }
+    const quickFinal = await waitTerminal(svc, quick, await svc.submit(quick, [product()]));
+    const busyLast = await batchStatus(svc, busy, backlog.at(-1)!);
+    assert.deepEqual(countersOf(quickFinal), {
+      status: 'completed',
+      received_count: 1,
+      validated_ok: 1,
+      validated_failed: 0,
+      upserted: 1,
+      failed: 0,
+    });
+    assert.ok(
+      !TERMINAL.has(busyLast.status),
+      `the other tenant's backlog finished first: ${busyLast.status}`,
+    );
+    for (const id of backlog) {
+      const final = await waitTerminal(svc, busy, id, 60_000);
+      assert.deepEqual(countersOf(final), {
+        status: 'completed',
+        received_count: 500,
+        validated_ok: 500,
+        validated_failed: 0,
+        upserted: 500,
+        failed: 0,
+      });
+    }
+  });
+});
+
+void describe('recovery paths of the batch processor, on the real database', () => {
+  /** Stores a batch the way a submission does, but enqueues no job: the test drives it. */
+  async function storeBatch(tenantId: string, items: unknown[]): Promise<string> {
+    const batchId = randomUUID();
+    await svc.service.db.transaction(async (tx) => {
+      await insertBatch(tx, { tenantId, batchId, receivedCount: items.length, createdAt: new Date() });
+      await insertBatchItems(tx, { tenantId, batchId, bodyJson: JSON.stringify({ items }) });
+    });
+    return batchId;
+  }
+
+  /** The database, but `controller` aborts once `transactions` transactions have committed. */
+  function abortingAfter(db: Database, transactions: number, controller: AbortController): Database {
+    let committed = 0;
+    return {
+      ...db,
+      async transaction(fn) {
+        const value = await db.transaction(fn);
+        if (++committed >= transactions) controller.abort();
+        return value;
+      },
+    };
+  }
+
+  const processorOn = (db: Database, chunkSize: number, maxAttempts = 3): BatchProcessor =>
+    createBatchProcessor({ db, validateItem: createItemValidator(), chunkSize, maxAttempts });
+
+  /** Everything a client can see of a batch and its tenant's catalog. */
+  async function snapshot(token: string, batchId: string) {
+    return {
+      status: await batchStatus(svc, token, batchId),
+      errors: await svc.allErrors(token, batchId),
+      products: await allProducts(svc, token),
+    };
+  }
+
+  void test('processBatch run twice, one after the other, writes nothing twice', async () => {
+    const tenant = svc.tenant('twice');
+    const token = await svc.token(tenant);
+    const owner = product();
+    const items = [owner, withoutName(), product(), thief(skuOf(owner)), product(), 'a string'];
+    const batchId = await storeBatch(tenant, items);
+    const processor = processorOn(svc.service.db, 2);
+
+    const first = await processor.processBatch(tenant, batchId, new AbortController().signal);
+    assert.deepEqual(first, { status: 'completed_with_errors', upserted: 3, failed: 3 });
+    const once = await snapshot(token, batchId);
+    assertRecordInvariants(once.status, 6);
+    assert.deepEqual(countersOf(once.status), {
+      status: 'completed_with_errors',
+      received_count: 6,
+      validated_ok: 4,
+      validated_failed: 2,
+      upserted: 3,
+      failed: 3,
+    });
+    assert.deepEqual(
+      once.errors.map((record) => record.index),
+      [1, 3, 5],
+    );
+    assert.deepEqual(once.products.map((p) => p.external_id).sort(), [
+      ...[items[0], items[2], items[4]].map((item) => (item as Record<string, unknown>).external_id).sort(),
+    ]);
+
+    const second = await processor.processBatch(tenant, batchId, new AbortController().signal);
+    assert.deepEqual(second, { status: null, upserted: 0, failed: 0 });
+    assert.deepEqual(await snapshot(token, batchId), once);
+  });
+
+  void test('processBatch run twice at once settles every item exactly once', async () => {
+    const tenant = svc.tenant('racing');
+    const token = await svc.token(tenant);
+    const owner = product();
+    const items = [owner, withoutName(), product(), thief(skuOf(owner)), product(), 'a string', product()];
+    const batchId = await storeBatch(tenant, items);
+    const outcomes = await Promise.all([
+      processorOn(svc.service.db, 2).processBatch(tenant, batchId, new AbortController().signal),
+      processorOn(svc.service.db, 2).processBatch(tenant, batchId, new AbortController().signal),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status).filter((status) => status !== null),
+      ['completed_with_errors'],
+    );
+    const state = await snapshot(token, batchId);
+    assert.deepEqual(countersOf(state.status), {
+      status: 'completed_with_errors',
+      received_count: 7,
+      validated_ok: 5,
+      validated_failed: 2,
+      upserted: 4,
+      failed: 3,
+    });
+    assert.deepEqual(
+      state.errors.map((record) => record.index),
+      [1, 3, 5],
+    );
+    assert.equal(state.products.length, 4);
+  });
+
+  void test('a run that died after validation and one chunk is resumed by the worker with exact counters', async () => {
+    const tenant = svc.tenant('resumed');
+    const token = await svc.token(tenant);
+    const items = Array.from({ length: 10 }, (_, i) => (i === 4 ? withoutName() : product()));
+    const batchId = await storeBatch(tenant, items);
+    const controller = new AbortController();
+    // Transaction 1 records the validation, transaction 2 writes items 0–2; then the "process dies".
+    const dying = processorOn(abortingAfter(svc.service.db, 2, controller), 3);
+    await assert.rejects(dying.processBatch(tenant, batchId, controller.signal), ShutdownError);
+
+    const midway = await batchStatus(svc, token, batchId);
+    assertRecordInvariants(midway, 10);
+    assert.deepEqual(countersOf(midway), {
+      status: 'processing',
+      received_count: 10,
+      validated_ok: 9,
+      validated_failed: 1,
+      upserted: 3,
+      failed: 1,
+    });
+    assert.equal((await allProducts(svc, token)).length, 3);
+
+    // The real worker picks the tenant up again.
+    await svc.service.queue.send({ tenantId: tenant, batchId });
+    const final = await waitTerminal(svc, token, batchId);
+    assertRecordInvariants(final, 10);
+    assertProgression(midway, final);
+    assert.deepEqual(countersOf(final), {
+      status: 'completed_with_errors',
+      received_count: 10,
+      validated_ok: 9,
+      validated_failed: 1,
+      upserted: 9,
+      failed: 1,
+    });
+    assert.deepEqual(errorShapes(await svc.allErrors(token, batchId)), [
+      {
+        index: 4,
+        external_id: (items[4] as Record<string, unknown>).external_id,
+        sku: skuOf(items[4] as Record<string, unknown>),
+        errors: [{ field: 'name', code: 'required' }],
+      },
+    ]);
+    const stored = await allProducts(svc, token);
+    assert.deepEqual(
+      stored.map((p) => p.external_id).sort(),
+      items
+        .filter((_, i) => i !== 4)
+        .map((item) => item.external_id as string)
+        .sort(),
+    );
+    for (const p of stored) {
+      const sent = items.find((item) => item.external_id === p.external_id)!;
+      assert.equal((withoutTimestamps(p).variants as unknown[]).length, (sent.variants as unknown[]).length);
+    }
+  });
+
+  void test('a run that died right after validation, or while validating, is resumed exactly', async () => {
+    const tenant = svc.tenant('early');
+    const token = await svc.token(tenant);
+    const afterValidation = await storeBatch(tenant, [product(), withoutName(), product()]);
+    const aborted = new AbortController();
+    aborted.abort();
+    await assert.rejects(
+      processorOn(svc.service.db, 1).processBatch(tenant, afterValidation, aborted.signal),
+      ShutdownError,
+    );
+    assert.deepEqual(countersOf(await batchStatus(svc, token, afterValidation)), {
+      status: 'processing',
+      received_count: 3,
+      validated_ok: 2,
+      validated_failed: 1,
+      upserted: 0,
+      failed: 1,
+    });
+
+    const whileValidating = await storeBatch(tenant, [product(), product()]);
+    assert.equal(
+      await moveStatus(svc.service.db, {
+        tenantId: tenant,
+        batchId: whileValidating,
+        from: 'accepted',
+        to: 'validating',
+      }),
+      true,
+    );
+    const resumed = await processorOn(svc.service.db, 1).processBatch(
+      tenant,
+      afterValidation,
+      new AbortController().signal,
+    );
+    assert.deepEqual(resumed, { status: 'completed_with_errors', upserted: 2, failed: 0 });
+    await svc.service.queue.send({ tenantId: tenant, batchId: whileValidating });
+    assert.deepEqual(countersOf(await waitTerminal(svc, token, whileValidating)), {
+      status: 'completed',
+      received_count: 2,
+      validated_ok: 2,
+      validated_failed: 0,
+      upserted: 2,
+      failed: 0,
+    });
+    assert.deepEqual(countersOf(await batchStatus(svc, token, afterValidation)), {
+      status: 'completed_with_errors',
+      received_count: 3,
+      validated_ok: 2,
+      validated_failed: 1,
+      upserted: 2,
+      failed: 1,
+    });
+    assert.deepEqual(
+      (await svc.allErrors(token, afterValidation)).map((record) => record.index),
+      [1],
+    );
+    assert.equal((await allProducts(svc, token)).length, 4);
+  });
+
+  void test('recordFailedAttempt at maxAttempts fails the unsettled items as internal_error and ends the batch', async () => {
+    const tenant = svc.tenant('give-up');
+    const token = await svc.token(tenant);
+    const items = [product(), product(), product(), withoutName(), product()];
+    const batchId = await storeBatch(tenant, items);
+    const controller = new AbortController();
+    const dying = processorOn(abortingAfter(svc.service.db, 2, controller), 2, 3);
+    await assert.rejects(dying.processBatch(tenant, batchId, controller.signal), ShutdownError);
+    const midway = await batchStatus(svc, token, batchId);
+    assert.deepEqual(countersOf(midway), {
+      status: 'processing',
+      received_count: 5,
+      validated_ok: 4,
+      validated_failed: 1,
+      upserted: 2,
+      failed: 1,
+    });
+
+    const processor = processorOn(svc.service.db, 2, 3);
+    await processor.recordFailedAttempt(tenant, batchId);
+    await processor.recordFailedAttempt(tenant, batchId);
+    assert.deepEqual(
+      await batchStatus(svc, token, batchId),
+      midway,
+      'below maxAttempts nothing visible changes',
+    );
+    await processor.recordFailedAttempt(tenant, batchId);
+
+    const final = await batchStatus(svc, token, batchId);
+    assertRecordInvariants(final, 5);
+    assertProgression(midway, final);
+    // CONTRACT §5: `failed` — "every item failed, or the batch could not be processed after retries".
+    assert.deepEqual(countersOf(final), {
+      status: 'failed',
+      received_count: 5,
+      validated_ok: 4,
+      validated_failed: 1,
+      upserted: 2,
+      failed: 3,
+    });
+    const internal = (i: number) => ({
+      index: i,
+      external_id: (items[i] as Record<string, unknown>).external_id,
+      sku: skuOf(items[i] as Record<string, unknown>),
+      errors: [{ field: '', code: 'internal_error' }],
+    });
+    assert.deepEqual(errorShapes(await svc.allErrors(token, batchId)), [
+      internal(2),
+      {
+        index: 3,
+        external_id: (items[3] as Record<string, unknown>).external_id,
+        sku: skuOf(items[3] as Record<string, unknown>),
+        errors: [{ field: 'name', code: 'required' }],
+      },
+      internal(4),
+    ]);
+    assert.equal((await allProducts(svc, token)).length, 2);
+
+    // A terminal batch stays as it is: more failed attempts or another run change nothing.
+    await processor.recordFailedAttempt(tenant, batchId);
+    assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
+      status: null,
+      upserted: 0,
+      failed: 0,
+    });
+    assert.deepEqual(await batchStatus(svc, token, batchId), final);
+  });
+
+  void test('recordFailedAttempt at maxAttempts on a never-validated batch fails every item', async () => {
+    const tenant = svc.tenant('give-up-early');
+    const token = await svc.token(tenant);
+    const items = [product(), 'a string', product()];
+    const batchId = await storeBatch(tenant, items);
+    const processor = processorOn(svc.service.db, 2, 2);
+    await processor.recordFailedAttempt(tenant, batchId);
+    assert.equal((await batchStatus(svc, token, batchId)).status, 'accepted');
+    await processor.recordFailedAttempt(tenant, batchId);
+    const final = await batchStatus(svc, token, batchId);
+    assertRecordInvariants(final, 3);
+    assert.deepEqual(countersOf(final), {
+      status: 'failed',
+      received_count: 3,
+      validated_ok: 0,
+      validated_failed: 3,
+      upserted: 0,
+      failed: 3,
+    });
+    assert.deepEqual(errorShapes(await svc.allErrors(token, batchId)), [
+      {
+        index: 0,
+        external_id: (items[0] as Record<string, unknown>).external_id,
+        sku: skuOf(items[0] as Record<string, unknown>),
+        errors: [{ field: '', code: 'internal_error' }],
+      },
+      { index: 1, external_id: null, sku: null, errors: [{ field: '', code: 'internal_error' }] },
+      {
+        index: 2,
+        external_id: (items[2] as Record<string, unknown>).external_id,
+        sku: skuOf(items[2] as Record<string, unknown>),
+        errors: [{ field: '', code: 'internal_error' }],
+      },
+    ]);
+    assert.deepEqual(await allProducts(svc, token), []);
+  });
+});
+
+void describe('several worker processes on one PostgreSQL', () => {
+  void test(
+    'two workers never process one tenant at once: 10 batches apply in order with exact counters',
+    { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+    async () => {
+      const shared = await startSharedServices([
+        { ROLE: 'api' },
+        { ROLE: 'worker', WORKER_CHUNK_SIZE: '10' },
+        { ROLE: 'worker', WORKER_CHUNK_SIZE: '10' },
+      ]);
+      try {
+        const api = shared.services[0]!;
+        const token = await shared.token(shared.tenant('two-workers'));
+        const products = Array.from({ length: 60 }, (_, i) =>
+          product({ external_id: `p-${String(i).padStart(2, '0')}` }),
+        );
+        const ids: string[] = [];
+        for (let k = 1; k <= 10; k++) {
+          const items = products.map((p) => ({
+            ...p,
+            name: `batch ${k}`,
+            variants: [{ ...(p.variants as Array<Record<string, unknown>>)[0], price: k }],
+          }));
+          ids.push(await api.submit(token, items));
+        }
+        // Watch the tenant's batches: never two of them validating or processing at the same moment.
+        const deadline = Date.now() + 90_000;
+        let finals: StatusRecord[] = [];
+        for (;;) {
+          const res = await api.request({ method: 'GET', url: '/products/ingestions?limit=100', token });
+          assert.equal(res.statusCode, 200, res.body);
+          const batches = res.json<{ data: StatusRecord[] }>().data;
+          const running = batches.filter((b) => b.status === 'validating' || b.status === 'processing');
+          assert.ok(running.length <= 1, `two batches of one tenant running: ${JSON.stringify(running)}`);
+          if (batches.length === 10 && batches.every((b) => TERMINAL.has(b.status))) {
+            finals = [...batches].reverse();
+            break;
+          }
+          assert.ok(Date.now() < deadline, 'batches not finished within 90 s');
+          await sleep(20);
+        }
+        assert.deepEqual(
+          finals.map((b) => b.batch_id),
+          ids,
+        );
+        for (const final of finals) {
+          assert.deepEqual(countersOf(final), {
+            status: 'completed',
+            received_count: 60,
+            validated_ok: 60,
+            validated_failed: 0,
+            upserted: 60,
+            failed: 0,
+          });
+        }
+        for (let k = 1; k < finals.length; k++) {
+          assert.ok(
+            finals[k - 1]!.updated_at < finals[k]!.updated_at,
+            'batches finished out of submission order',
+          );
+        }
+        const stored = await allProducts(api, token, 500);
+        assert.equal(stored.length, 60);
+        for (const p of stored) {
+          assert.equal(p.name, 'batch 10');
+          assert.equal((p.variants as Array<Record<string, unknown>>)[0]!.price, 10);
+        }
+      } finally {
+        await shared.stop();
+      }
+    },
+  );
+});

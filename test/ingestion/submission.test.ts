@@ -1,0 +1,374 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { product } from '../helpers/catalog-fixtures.ts';
+import {
+  allProducts,
+  assertNothingStored,
+  assertProblem,
+  assertStatusRecord,
+  countersOf,
+  fieldCodes,
+  ingest,
+  requestIdOf,
+} from '../helpers/api-assertions.ts';
+
+/** Operation 1 (`POST /products/ingestions`) from outside: CONTRACT §2 and §4. */
+
+const PATH = '/products/ingestions';
+const BATCH_STATUSES = [
+  'accepted',
+  'validating',
+  'processing',
+  'completed',
+  'completed_with_errors',
+  'failed',
+];
+
+let svc: TestService;
+before(async () => {
+  svc = await startTestService();
+});
+after(async () => {
+  await svc?.stop();
+});
+
+async function freshToken(): Promise<string> {
+  return svc.token(svc.tenant('submit'));
+}
+
+/** Posts a raw body with a content type. */
+function post(token: string, body: string | Buffer, contentType = 'application/json') {
+  return svc.request({ method: 'POST', url: PATH, token, body, headers: { 'content-type': contentType } });
+}
+
+void describe('202 accepted', () => {
+  void test('answers exactly {batch_id, received_count} with Location, and the batch is readable at once', async () => {
+    const token = await freshToken();
+    const res = await svc.request({
+      method: 'POST',
+      url: PATH,
+      token,
+      json: { items: [product(), product()] },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.match(String(res.headers['content-type']), /^application\/json(;|$)/);
+    const body = res.json<Record<string, unknown>>();
+    assert.deepEqual(Object.keys(body).sort(), ['batch_id', 'received_count']);
+    assert.equal(typeof body.batch_id, 'string');
+    assert.ok((body.batch_id as string).length > 0);
+    assert.equal(body.received_count, 2);
+    assert.equal(res.headers.location, `/products/ingestions/${body.batch_id as string}`);
+
+    const status = await svc.request({ method: 'GET', url: res.headers.location, token });
+    assert.equal(status.statusCode, 200, status.body);
+    const record = status.json<Record<string, unknown>>();
+    assertStatusRecord(record);
+    assert.equal(record.batch_id, body.batch_id);
+    assert.equal(record.received_count, 2);
+    assert.ok(BATCH_STATUSES.includes(record.status as string), `status ${String(record.status)}`);
+  });
+
+  void test('a body with a charset, or in another letter case, is JSON too', async () => {
+    const token = await freshToken();
+    const body = JSON.stringify({ items: [product()] });
+    for (const type of [
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'Application/JSON',
+    ]) {
+      const res = await post(token, body, type);
+      assert.equal(res.statusCode, 202, `${type}: ${res.body}`);
+      assert.equal(res.json<{ received_count: number }>().received_count, 1);
+    }
+  });
+
+  void test('exactly 1000 items are accepted and all upserted', async () => {
+    const token = await freshToken();
+    const items = Array.from({ length: 1000 }, () => product());
+    const { final, errors } = await ingest(svc, token, items);
+    assertStatusRecord(final);
+    assert.equal(final.status, 'completed');
+    assert.deepEqual(countersOf(final), [1000, 1000, 0, 1000, 0]);
+    assert.deepEqual(errors, []);
+    const stored = await allProducts(svc, token);
+    assert.deepEqual(
+      stored.map((p) => p.external_id),
+      items.map((p) => p.external_id as string).sort(),
+    );
+  });
+
+  void test('the status record stays consistent while the batch runs, and only moves forward', async () => {
+    const token = await freshToken();
+    const items = Array.from({ length: 1000 }, (_, n) => (n % 3 === 0 ? product({ name: n }) : product()));
+    const batchId = await svc.submit(token, items);
+    const snapshots: Array<Record<string, unknown>> = [];
+    for (;;) {
+      const res = await svc.request({ method: 'GET', url: `${PATH}/${batchId}`, token });
+      assert.equal(res.statusCode, 200);
+      const record = res.json<Record<string, unknown>>();
+      snapshots.push(record);
+      if (['completed', 'completed_with_errors', 'failed'].includes(record.status as string)) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    let previous: Record<string, unknown> | undefined;
+    for (const record of snapshots) {
+      assertStatusRecord(record);
+      const [received, ok, bad, upserted, failed] = countersOf(record) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      assert.equal(received, 1000);
+      assert.ok(ok + bad <= received && upserted + failed <= received, JSON.stringify(record));
+      assert.ok(upserted <= ok, JSON.stringify(record));
+      if (record.status === 'accepted') assert.deepEqual([ok, bad, upserted, failed], [0, 0, 0, 0]);
+      if (record.status === 'processing') assert.equal(ok + bad, received, JSON.stringify(record));
+      if (previous) {
+        const order = BATCH_STATUSES.indexOf(record.status as string);
+        assert.ok(order >= BATCH_STATUSES.indexOf(previous.status as string), 'states only move forward');
+        const earlier = countersOf(previous);
+        countersOf(record).forEach((value, i) => assert.ok(value >= earlier[i]!, 'counters never go back'));
+        assert.ok(String(record.updated_at) >= String(previous.updated_at), 'updated_at never goes back');
+        const changed =
+          record.status !== previous.status ||
+          JSON.stringify(countersOf(record)) !== JSON.stringify(countersOf(previous));
+        if (changed)
+          assert.ok(String(record.updated_at) > String(previous.updated_at), 'a change moves updated_at');
+      }
+      previous = record;
+    }
+    assert.equal(previous!.status, 'completed_with_errors');
+    assert.deepEqual(countersOf(previous!), [1000, 666, 334, 666, 334]);
+    assert.ok(snapshots.length > 1, 'the batch was seen before it ended');
+  });
+
+  void test('items of any JSON type are accepted, then a non-object is invalid_type at "" with null keys', async () => {
+    const token = await freshToken();
+    const items = ['not an object', 42, null, true, [product()], product()];
+    const res = await svc.request({ method: 'POST', url: PATH, token, json: { items } });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.equal(res.json<{ received_count: number }>().received_count, 6);
+    const batchId = res.json<{ batch_id: string }>().batch_id;
+    const final = await svc.waitForTerminal(token, batchId);
+    assert.equal(final.status, 'completed_with_errors');
+    assert.deepEqual(countersOf(final), [6, 1, 5, 1, 5]);
+    const errors = await svc.allErrors(token, batchId);
+    assert.deepEqual(
+      errors.map((record) => record.index),
+      [0, 1, 2, 3, 4],
+    );
+    for (const record of errors) {
+      assert.deepEqual(Object.keys(record).sort(), ['errors', 'external_id', 'index', 'sku']);
+      assert.deepEqual(fieldCodes(record.errors), [{ field: '', code: 'invalid_type' }]);
+      assert.equal(record.external_id, null);
+      assert.equal(record.sku, null);
+    }
+  });
+
+  void test('a repeated submission is a new batch, and both are processed', async () => {
+    const token = await freshToken();
+    const item = product();
+    const body = JSON.stringify({ items: [item] });
+    const first = await post(token, body);
+    const second = await post(token, body);
+    assert.equal(first.statusCode, 202);
+    assert.equal(second.statusCode, 202);
+    const firstId = first.json<{ batch_id: string }>().batch_id;
+    const secondId = second.json<{ batch_id: string }>().batch_id;
+    assert.notEqual(firstId, secondId);
+    for (const id of [firstId, secondId]) {
+      const final = await svc.waitForTerminal(token, id);
+      assert.equal(final.status, 'completed');
+      assert.deepEqual(countersOf(final), [1, 1, 0, 1, 0]);
+    }
+    const list = await svc.request({ method: 'GET', url: PATH, token });
+    assert.deepEqual(
+      list.json<{ data: Array<{ batch_id: string }> }>().data.map((b) => b.batch_id),
+      [secondId, firstId],
+    );
+    assert.deepEqual(
+      (await allProducts(svc, token)).map((p) => p.external_id),
+      [item.external_id],
+    );
+  });
+});
+
+void describe('400 validation-error on the envelope (nothing stored)', () => {
+  const cases: Array<{ name: string; body: string; errors: Array<{ field: string; code: string }> }> = [
+    { name: 'body is an array', body: '[{"items":[]}]', errors: [{ field: '', code: 'invalid_type' }] },
+    { name: 'body is a string', body: '"items"', errors: [{ field: '', code: 'invalid_type' }] },
+    { name: 'body is a number', body: '42', errors: [{ field: '', code: 'invalid_type' }] },
+    { name: 'body is null', body: 'null', errors: [{ field: '', code: 'invalid_type' }] },
+    { name: 'items missing', body: '{}', errors: [{ field: 'items', code: 'required' }] },
+    {
+      name: 'items is an object',
+      body: '{"items":{"a":1}}',
+      errors: [{ field: 'items', code: 'invalid_type' }],
+    },
+    { name: 'items is a string', body: '{"items":"x"}', errors: [{ field: 'items', code: 'invalid_type' }] },
+    { name: 'items is null', body: '{"items":null}', errors: [{ field: 'items', code: 'invalid_type' }] },
+    { name: 'items empty', body: '{"items":[]}', errors: [{ field: 'items', code: 'too_few_items' }] },
+    {
+      name: 'an extra top-level property',
+      body: '{"items":[{}],"tenant_id":"other"}',
+      errors: [{ field: 'tenant_id', code: 'unknown_field' }],
+    },
+    {
+      name: '1001 items',
+      body: JSON.stringify({ items: Array.from({ length: 1001 }, () => product()) }),
+      errors: [{ field: 'items', code: 'too_many_items' }],
+    },
+  ];
+
+  for (const { name, body, errors } of cases) {
+    void test(name, async () => {
+      const token = await freshToken();
+      assertProblem(await post(token, body), { slug: 'validation-error', instance: PATH, errors });
+      await assertNothingStored(svc, token);
+    });
+  }
+
+  void test('items missing and an unknown property are both reported', async () => {
+    const token = await freshToken();
+    const body = assertProblem(await post(token, '{"itmes":[1]}'), {
+      slug: 'validation-error',
+      instance: PATH,
+      errors: 'any',
+    });
+    assert.deepEqual(
+      fieldCodes(body.errors).sort((a, b) => a.field.localeCompare(b.field)),
+      [
+        { field: 'items', code: 'required' },
+        { field: 'itmes', code: 'unknown_field' },
+      ],
+    );
+    await assertNothingStored(svc, token);
+  });
+
+  void test('JSON nested deeper than 64 levels is refused before it is stored; 64 levels are accepted', async () => {
+    const token = await freshToken();
+    // The body object is level 1 and `items` level 2, so 63 brackets reach exactly 64 levels.
+    const nested = (levels: number) => `{"items":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    for (const levels of [65, 100, 100_000]) {
+      assertProblem(await post(token, nested(levels)), {
+        slug: 'validation-error',
+        instance: PATH,
+        errors: 'any',
+      });
+    }
+    await assertNothingStored(svc, token);
+
+    const ok = await post(token, nested(64));
+    assert.equal(ok.statusCode, 202, ok.body);
+    assert.equal(ok.json<{ received_count: number }>().received_count, 1);
+  });
+});
+
+void describe('other refusals (nothing stored)', () => {
+  void test('malformed JSON is 400 malformed-json', async () => {
+    const token = await freshToken();
+    for (const body of ['{"items":', '{"items":[1,]}', "{'items':[1]}", '{"items":[1]} x', '']) {
+      assertProblem(await post(token, body), { slug: 'malformed-json', instance: PATH });
+    }
+    await assertNothingStored(svc, token);
+  });
+
+  void test('a body that is not application/json is 415 unsupported-media-type', async () => {
+    const token = await freshToken();
+    const body = JSON.stringify({ items: [product()] });
+    for (const type of [
+      'text/plain',
+      'text/plain; charset=utf-8',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonx',
+    ]) {
+      assertProblem(await post(token, body, type), { slug: 'unsupported-media-type', instance: PATH });
+    }
+    assertProblem(await post(token, 'items=1', 'application/x-www-form-urlencoded'), {
+      slug: 'unsupported-media-type',
+      instance: PATH,
+    });
+    await assertNothingStored(svc, token);
+  });
+
+  void test('a body over MAX_BODY_BYTES (64 MiB by default) is 413 payload-too-large', async () => {
+    const token = await freshToken();
+    const size = 64 * 1024 * 1024 + 1024;
+    const prefix = Buffer.from('{"items":["');
+    const suffix = Buffer.from('"]}');
+    const body = Buffer.alloc(size, 'a');
+    prefix.copy(body, 0);
+    suffix.copy(body, size - suffix.length);
+    assertProblem(await post(token, body), { slug: 'payload-too-large', instance: PATH });
+    await assertNothingStored(svc, token);
+  });
+});
+
+void test('each problem type URI serves a human-readable page', async () => {
+  for (const slug of ['validation-error', 'malformed-json', 'unsupported-media-type', 'payload-too-large']) {
+    const res = await svc.request({ method: 'GET', url: `/problems/${slug}` });
+    assert.equal(res.statusCode, 200, slug);
+    assert.match(String(res.headers['content-type']), /^text\/html/);
+    assert.ok(res.body.length > 50);
+  }
+});
+
+void describe('X-Request-Id', () => {
+  void test('a safe id of up to 128 characters is echoed, on success and on errors', async () => {
+    const token = await freshToken();
+    const ids = ['req-1234.abcd', 'a'.repeat(128)];
+    for (const id of ids) {
+      const accepted = await svc.request({
+        method: 'POST',
+        url: PATH,
+        token,
+        json: { items: [product()] },
+        headers: { 'x-request-id': id },
+      });
+      assert.equal(accepted.statusCode, 202);
+      assert.equal(accepted.headers['x-request-id'], id);
+      const refused = await svc.request({
+        method: 'POST',
+        url: PATH,
+        token,
+        json: { items: [] },
+        headers: { 'x-request-id': id },
+      });
+      assert.equal(refused.statusCode, 400);
+      assert.equal(refused.headers['x-request-id'], id);
+      const unauthorized = await svc.request({ method: 'GET', url: PATH, headers: { 'x-request-id': id } });
+      assert.equal(unauthorized.statusCode, 401);
+      assert.equal(unauthorized.headers['x-request-id'], id);
+    }
+  });
+
+  void test('an unsafe or too long id is replaced by a new one', async () => {
+    const token = await freshToken();
+    for (const sent of ['a b', '<script>', 'a'.repeat(129), 'x"y']) {
+      const res = await svc.request({ method: 'GET', url: PATH, token, headers: { 'x-request-id': sent } });
+      assert.equal(res.statusCode, 200);
+      const id = requestIdOf(res);
+      assert.notEqual(id, sent);
+      assert.match(id, /^[A-Za-z0-9._~:@+=-]+$/);
+    }
+  });
+
+  void test('every response carries one, and two requests without one get different ids', async () => {
+    const token = await freshToken();
+    const responses = [
+      await svc.request({ method: 'GET', url: PATH, token }),
+      await svc.request({ method: 'GET', url: PATH, token }),
+      await post(token, '{', 'application/json'),
+      await post(token, '{}', 'text/plain'),
+      await svc.request({ method: 'GET', url: `${PATH}/00000000-0000-7000-8000-000000000000`, token }),
+      await svc.request({ method: 'GET', url: '/no/such/route', token }),
+      await svc.request({ method: 'GET', url: PATH }),
+    ];
+    const ids = responses.map(requestIdOf);
+    assert.equal(new Set(ids).size, ids.length, 'each request gets its own id');
+  });
+});
