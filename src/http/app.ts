@@ -73,7 +73,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // A route may validate less than it documents (the submission checks only the envelope and
     // leaves items to the worker); `config.openapiBody` is then what the document shows.
     transform: ({ schema, url, route }) => {
-      const body = (route.config as { openapiBody?: unknown } | undefined)?.openapiBody;
+      const body = route.config?.openapiBody;
       return { schema: body ? { ...schema, body } : schema, url };
     },
   });
