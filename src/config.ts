@@ -34,6 +34,8 @@ export interface Config {
     chunkSize: number;
   };
   analysis: {
+    /** Whether this API process loads the vision model and serves the analysis route. */
+    enabled: boolean;
     allowPrivateHosts: boolean;
   };
 }
@@ -99,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 500, 1),
     },
     analysis: {
+      enabled: optional(env, 'ANALYSIS_ENABLED') !== 'false',
       allowPrivateHosts: optional(env, 'ANALYSIS_ALLOW_PRIVATE_HOSTS') === 'true',
     },
   };

@@ -15,6 +15,10 @@ import { createCatalogService } from './catalog/catalog.service.ts';
 import { createItemValidator } from './ingestion/item-validator.ts';
 import { createBatchProcessor } from './ingestion/batch-processor.ts';
 import { createBatchWorker, type BatchWorker } from './ingestion/batch-worker.ts';
+import { analysisRoutes } from './analysis/analysis.routes.ts';
+import { createAnalysisService, type AnalysisService } from './analysis/analysis.service.ts';
+import { loadAnalysisConfig } from './analysis/analysis-config.ts';
+import { createSceneClassifier, decodeForModel } from './analysis/model/index.ts';
 
 /** A running service: the parts its role needs, and how to stop them in order. */
 export interface Service {
@@ -23,6 +27,7 @@ export interface Service {
   queue: JobQueue;
   app: FastifyInstance | null;
   worker: BatchWorker | null;
+  analysis: AnalysisService | null;
   metrics: Metrics;
   /** Stops accepting requests, hands back or finishes in-flight work, closes the database. */
   stop(): Promise<void>;
@@ -38,7 +43,14 @@ const DRAIN_TIMEOUT_MS = 8_000;
  */
 export async function startService(
   config: Config,
-  options: { logger?: Logger; listen?: boolean; dataDir?: string | null; embeddedTemplate?: Blob } = {},
+  options: {
+    logger?: Logger;
+    listen?: boolean;
+    dataDir?: string | null;
+    embeddedTemplate?: Blob;
+    /** Load the vision model and serve the analysis route (default: ANALYSIS_ENABLED). */
+    analyzer?: boolean;
+  } = {},
 ): Promise<Service> {
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   // Keys first: a service that must refuse to start (production without a key) touches nothing.
@@ -52,6 +64,7 @@ export async function startService(
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;
   let worker: BatchWorker | null = null;
+  let analysis: AnalysisService | null = null;
   const metrics = createMetrics({ defaults: options.listen !== false });
 
   try {
@@ -66,17 +79,33 @@ export async function startService(
         audience: config.auth.audience,
         tenantClaim: config.auth.tenantClaim,
       });
+      // The vision model loads in its worker threads while the rest starts; /readyz waits for it.
+      if (options.analyzer ?? config.analysis.enabled) {
+        analysis = createAnalysisService({
+          classifier: createSceneClassifier(),
+          decode: decodeForModel,
+          allowPrivateHosts: config.analysis.allowPrivateHosts,
+          ...loadAnalysisConfig(),
+          onError: (error, { url }) => log.error({ err: error, url }, 'image analysis failed'),
+        });
+      }
+      const analyzer = analysis;
+      const authorize = createAuthorize(verify);
       const rateLimiter = createRateLimiter(db, {
         perMinute: config.limits.ratePerMinute,
         maxPendingItems: config.limits.maxPendingItems,
       });
       app = await buildApp({
         config,
-        authorize: createAuthorize(verify),
+        authorize,
         ingestion: createIngestionService({ db, queue, rateLimiter }),
         catalog: createCatalogService({ db }),
         metrics,
-        readiness: [{ name: 'database', probe: async () => (await db.query('SELECT 1 AS ok')).length === 1 }],
+        readiness: [
+          { name: 'database', probe: async () => (await db.query('SELECT 1 AS ok')).length === 1 },
+          ...(analyzer ? [{ name: 'analyzer', probe: async () => analyzer.isReady() }] : []),
+        ],
+        extraRoutes: analyzer ? [analysisRoutes({ analysis: analyzer, authorize })] : [],
         logger: options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' },
       });
       if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
@@ -102,6 +131,7 @@ export async function startService(
   } catch (error) {
     // Undo what was started, so a failed start leaves no timers, sockets or locks behind.
     await app?.close().catch(() => undefined);
+    await analysis?.close().catch(() => undefined);
     await (worker ?? queue)?.stop(1_000).catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
@@ -114,11 +144,13 @@ export async function startService(
     queue: started,
     app,
     worker,
+    analysis,
     metrics,
     async stop() {
       // Order matters: stop taking requests first, then let the worker hand back its batches at a
       // chunk boundary, then stop the queue, and only then close the database they all use.
       await app?.close();
+      await analysis?.close();
       await worker?.stop(DRAIN_TIMEOUT_MS);
       if (!worker) await started.stop(DRAIN_TIMEOUT_MS);
       await db.close();

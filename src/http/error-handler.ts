@@ -58,7 +58,8 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
 function sendAnalysisError(reply: FastifyReply, error: AppError): FastifyReply {
   const status = error.status;
   let message: string = error.detail;
-  if (error.slug === 'validation-error') message = ANALYSIS_MESSAGES.badRequest;
+  // The spec gives this operation one 400 text, whatever made the body unusable.
+  if (error.slug === 'validation-error' || error.slug === 'malformed-json') message = ANALYSIS_MESSAGES.badRequest;
   if (error.slug === 'unauthorized') message = ANALYSIS_MESSAGES.unauthorized;
   return reply
     .code(status)

@@ -61,6 +61,8 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     dataDir: null,
     logger: pino({ level: 'silent' }),
     embeddedTemplate: serverUrl ? undefined : await embeddedTemplate(),
+    // The vision model has tests of its own; ingestion tests need neither its memory nor its threads.
+    analyzer: false,
   });
   const app = service.app!;
   const key = new TextEncoder().encode(secret);
