@@ -18,7 +18,7 @@ const UNSTAGEABLE_ROOMS: ReadonlySet<RoomType> = new Set(['corridor', 'staircase
 const NOT_INTERIOR_ROOMS: ReadonlySet<RoomType> = new Set(['exterior', 'floor_plan', 'other']);
 
 /** One check the image must pass: its sentence when failed, and the probability its verdict is right. */
-interface Gate {
+export interface Gate {
   passed: boolean;
   /** Probability that the image truly passes (logistic in the margin to the threshold). */
   passProbability: number;

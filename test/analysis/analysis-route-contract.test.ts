@@ -1,0 +1,169 @@
+/** The route's contract at its edges: the spec's error bodies, other body errors, the OpenAPI document. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import { analysisRoutes } from '../../src/analysis/analysis.routes.ts';
+import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
+import { createValidatorCompiler } from '../../src/http/validator-compiler.ts';
+import { buildAnalysisApp, decodeForTests, fakeClassifier, mintToken } from './analysis-helpers.ts';
+
+const BAD_REQUEST = {
+  statusCode: 400,
+  message: 'No images provided or more than 10 images',
+  error: 'Bad Request',
+};
+const UNAUTHORIZED = {
+  statusCode: 401,
+  message: 'Unauthorized - Invalid or missing authentication token',
+  error: 'Unauthorized',
+};
+const PATH = '/analysis/stageability/multiple';
+const PHOTO_URL = 'http://127.0.0.1:9/photo.jpg';
+
+let app: FastifyInstance;
+let token: string;
+
+const service = () =>
+  createAnalysisService({ classifier: fakeClassifier(), decode: decodeForTests, allowPrivateHosts: true });
+
+before(async () => {
+  app = await buildAnalysisApp(service());
+  token = await mintToken();
+});
+
+after(() => app.close());
+
+/** Posts `body`; `authorization: null` sends no Authorization header. */
+async function post(body: unknown, authorization: string | null = `Bearer ${token}`) {
+  const response = await app.inject({
+    method: 'POST',
+    url: PATH,
+    headers: { 'content-type': 'application/json', ...(authorization === null ? {} : { authorization }) },
+    payload: JSON.stringify(body),
+  });
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: response.json<Record<string, unknown>>(),
+  };
+}
+
+void test('400 with the spec body for every malformed imageUrls', async () => {
+  const bodies: unknown[] = [
+    {},
+    { imageUrls: 'http://127.0.0.1/photo.jpg' },
+    { imageUrls: [] },
+    { imageUrls: Array.from({ length: 11 }, (_, i) => `http://127.0.0.1/${i}.jpg`) },
+    { imageUrls: [1] },
+    { imageUrls: ['http://127.0.0.1/a.jpg', null] },
+    { imageUrls: [{ url: 'http://127.0.0.1/a.jpg' }] },
+    { imageUrls: null },
+    null,
+    ['http://127.0.0.1/a.jpg'],
+    'imageUrls',
+  ];
+  for (const body of bodies) {
+    const response = await post(body);
+    assert.equal(response.status, 400, JSON.stringify(body));
+    assert.deepEqual(response.body, BAD_REQUEST, JSON.stringify(body));
+    assert.match(String(response.headers['content-type']), /^application\/json/);
+  }
+});
+
+void test('401 with the spec body for a missing or invalid token, before the body is judged', async () => {
+  const other = await mintToken({ secret: 'another-secret-another-secret-another-secret' });
+  const expired = await mintToken({ expiresIn: '-1m' });
+  const cases: Array<[string | null, string]> = [
+    [null, 'Bearer'],
+    ['Basic dXNlcjpwYXNz', 'Bearer'],
+    ['Bearer', 'Bearer'],
+    ['Bearer not.a.jwt', 'Bearer error="invalid_token"'],
+    [`Bearer ${other}`, 'Bearer error="invalid_token"'],
+    [`Bearer ${expired}`, 'Bearer error="invalid_token"'],
+  ];
+  for (const [authorization, challenge] of cases) {
+    const response = await post({ imageUrls: [] }, authorization);
+    assert.equal(response.status, 401, String(authorization));
+    assert.deepEqual(response.body, UNAUTHORIZED, String(authorization));
+    assert.equal(response.headers['www-authenticate'], challenge, String(authorization));
+  }
+});
+
+void test('403 for a token without the analysis scope or without a tenant', async () => {
+  const cases: Array<[string, string]> = [
+    [
+      await mintToken({ scope: 'ingestions:write catalog:read' }),
+      'The token lacks the scope "analysis:run".',
+    ],
+    [await mintToken({ tenant: null }), 'The token names no tenant (claim "tenant_id").'],
+    [await mintToken({ tenant: '' }), 'The token names no tenant (claim "tenant_id").'],
+  ];
+  for (const [forbidden, message] of cases) {
+    const response = await post({ imageUrls: [PHOTO_URL] }, `Bearer ${forbidden}`);
+    assert.equal(response.status, 403);
+    assert.deepEqual(response.body, { statusCode: 403, message, error: 'Forbidden' });
+  }
+});
+
+void test('other body errors keep the analysis shape', async () => {
+  const textBody = await app.inject({
+    method: 'POST',
+    url: PATH,
+    headers: { 'content-type': 'text/plain', authorization: `Bearer ${token}` },
+    payload: 'imageUrls=http://127.0.0.1/a.jpg',
+  });
+  assert.equal(textBody.statusCode, 415);
+  assert.deepEqual(textBody.json(), {
+    statusCode: 415,
+    message: 'The request body must be application/json.',
+    error: 'Unsupported Media Type',
+  });
+});
+
+/** The parts of an OpenAPI operation the test reads. */
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+}
+type Content = Record<string, { schema: SchemaNode }>;
+interface Operation {
+  requestBody: { content: Content };
+  responses: Record<string, { content: Content }>;
+}
+
+void test('the route and its schemas appear in the OpenAPI document', async () => {
+  const documented = Fastify();
+  documented.setValidatorCompiler(createValidatorCompiler());
+  await documented.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 't', version: '0' } } });
+  await documented.register(
+    analysisRoutes({
+      analysis: createAnalysisService({
+        classifier: fakeClassifier(),
+        decode: decodeForTests,
+        allowPrivateHosts: true,
+      }),
+      authorize: () => async () => undefined,
+    }),
+  );
+  await documented.ready();
+  const operation = (documented.swagger() as unknown as { paths: Record<string, { post: Operation }> }).paths[
+    PATH
+  ]!.post;
+  assert.deepEqual(operation.requestBody.content['application/json']!.schema.properties!.imageUrls, {
+    type: 'array',
+    items: { type: 'string', description: 'http(s) URL of a photo' },
+    minItems: 1,
+    maxItems: 10,
+  });
+  assert.deepEqual(Object.keys(operation.responses).sort(), ['200', '400', '401', '403', '429']);
+  const success = operation.responses['200']!.content['application/json']!.schema;
+  assert.deepEqual(Object.keys(success.properties!.images!.items!.properties!), [
+    'isStageable',
+    'roomType',
+    'confidence',
+    'details',
+    'imageUrl',
+  ]);
+  await documented.close();
+});

@@ -1,0 +1,227 @@
+/** The route's results: order and echo of URLs, every failure kind, summary arithmetic, back-pressure. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { createAnalysisService, type AnalysisResult } from '../../src/analysis/analysis.service.ts';
+import { createSafeFetch } from '../../src/analysis/safe-fetch.ts';
+import {
+  buildAnalysisApp,
+  decodeForTests,
+  fakeClassifier,
+  mintToken,
+  redirect,
+  roomPhoto,
+  serve,
+  solid,
+  startServer,
+  verdict,
+} from './analysis-helpers.ts';
+
+const PATH = '/analysis/stageability/multiple';
+
+let server: Awaited<ReturnType<typeof startServer>>;
+let app: FastifyInstance;
+let strictApp: FastifyInstance;
+let token: string;
+
+before(async () => {
+  const photo = await roomPhoto(1024, 768);
+  const dark = await solid(800, 600, 6);
+  server = await startServer({
+    '/photo.jpg': serve(photo),
+    '/photo-2.jpg': serve(await roomPhoto(1200, 900, { level: 10 })),
+    '/dark.png': serve(dark, 'image/png'),
+    '/page.html': serve('<!doctype html><p>listing</p>', 'text/html'),
+    '/broken.jpg': serve(Buffer.from('JFIF? no, just text pretending'), 'image/jpeg'),
+    '/huge.jpg': (_request, response) =>
+      response
+        .writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(26 * 1024 * 1024) })
+        .end(),
+    '/hang.jpg': () => undefined,
+    '/to-metadata': redirect('http://169.254.169.254/latest/meta-data/iam'),
+    '/r0': redirect('/r1'),
+    '/r1': redirect('/r2'),
+    '/r2': redirect('/r3'),
+    '/r3': redirect('/photo.jpg'),
+  });
+  const service = (allowPrivateHosts: boolean) =>
+    createAnalysisService({
+      classifier: fakeClassifier(),
+      decode: decodeForTests,
+      allowPrivateHosts,
+      fetchImage: createSafeFetch({ allowPrivateHosts, timeoutMs: 1000 }),
+    });
+  app = await buildAnalysisApp(service(true));
+  strictApp = await buildAnalysisApp(service(false));
+  token = await mintToken();
+});
+
+after(async () => {
+  await app.close();
+  await strictApp.close();
+  await server.close();
+});
+
+/** Posts `body`; `authorization: null` sends no Authorization header. */
+async function post(body: unknown, authorization: string | null = `Bearer ${token}`, target = app) {
+  const response = await target.inject({
+    method: 'POST',
+    url: PATH,
+    headers: { 'content-type': 'application/json', ...(authorization === null ? {} : { authorization }) },
+    payload: JSON.stringify(body),
+  });
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: response.json<Record<string, unknown>>(),
+  };
+}
+void test('200: one entry per URL, in request order, each URL echoed as sent', async () => {
+  const urls = [
+    server.url('/photo-2.jpg'),
+    server.url('/dark.png'),
+    server.url('/photo.jpg?size=large&v=2'),
+    server.url('/photo.jpg'),
+    server.url('/missing.jpg'),
+    server.url('/photo.jpg'),
+    'ftp://127.0.0.1/photo.jpg',
+    server.url('/photo-2.jpg#hash'),
+    server.url('/page.html'),
+    server.url('/dark.png'),
+  ];
+  const response = await post({ imageUrls: urls });
+  assert.equal(response.status, 200);
+  const result = response.body as unknown as AnalysisResult;
+  assert.deepEqual(
+    result.images.map((image) => image.imageUrl),
+    urls,
+  );
+  assert.deepEqual(
+    result.images.map((image) => image.isStageable),
+    [true, false, true, true, false, true, false, true, false, false],
+  );
+  assert.deepEqual(result.images[3], {
+    isStageable: true,
+    roomType: 'bedroom',
+    confidence: result.images[3]!.confidence,
+    details: 'Empty bedroom, 1024×768, sharp and well lit',
+    imageUrl: urls[3],
+  });
+  assert.equal(result.images[1]!.details, 'Too dark: mean brightness 6/255; also blurred');
+  assert.equal(result.images[1]!.roomType, 'bedroom');
+  assert.equal(result.images[0]!.details, 'Empty bedroom, 1200×900, sharp and well lit');
+});
+
+void test('every failure kind yields its unknown entry with the reason, and never fails the request', async () => {
+  const cases: Array<[string, string]> = [
+    [server.url('/missing.jpg'), 'The image server answered HTTP 404'],
+    [server.url('/page.html'), 'Not an image: the server sent text/html'],
+    [server.url('/huge.jpg'), 'Image too large: 26 MiB (limit 25 MiB)'],
+    [server.url('/hang.jpg'), 'Timed out after 1 s fetching the image'],
+    ['https://photos.no-such-host.invalid/a.jpg', 'Host not found: photos.no-such-host.invalid'],
+    [server.url('/to-metadata'), 'Blocked address: 169.254.169.254 is a cloud metadata address'],
+    [server.url('/r0'), 'Too many redirects (more than 3)'],
+    ['ftp://127.0.0.1/photo.jpg', 'Only http and https URLs can be fetched, not ftp:'],
+    [server.url('/broken.jpg'), 'Not a decodable image: Input buffer contains unsupported image format'],
+    ['not a url at all', 'Not a valid URL'],
+  ];
+  const response = await post({ imageUrls: cases.map(([url]) => url) });
+  assert.equal(response.status, 200);
+  const result = response.body as unknown as AnalysisResult;
+  assert.deepEqual(
+    result.images,
+    cases.map(([imageUrl, details]) => ({
+      isStageable: false,
+      roomType: 'unknown',
+      confidence: 0,
+      details,
+      imageUrl,
+    })),
+  );
+  assert.deepEqual(result.summary, {
+    totalImages: 10,
+    stageableImages: 0,
+    nonStageableImages: 10,
+    confidence: 0,
+    roomTypes: [],
+  });
+});
+
+void test('private and loopback addresses are refused before connecting when not allowed', async () => {
+  const urls = [
+    'http://10.0.0.1/a.jpg',
+    server.url('/photo.jpg'),
+    'http://[::1]/a.jpg',
+    'http://192.168.1.20/a.jpg',
+  ];
+  const response = await post({ imageUrls: urls }, `Bearer ${token}`, strictApp);
+  assert.equal(response.status, 200);
+  const result = response.body as unknown as AnalysisResult;
+  assert.deepEqual(
+    result.images.map((image) => [image.roomType, image.confidence, image.details]),
+    [
+      ['unknown', 0, 'Blocked address: 10.0.0.1 is a private address'],
+      ['unknown', 0, 'Blocked address: 127.0.0.1 is a loopback address'],
+      ['unknown', 0, 'Blocked address: ::1 is a loopback address'],
+      ['unknown', 0, 'Blocked address: 192.168.1.20 is a private address'],
+    ],
+  );
+});
+
+void test('summary: exact counts, mean confidence, distinct room types in order without unknown', async () => {
+  const urls = [
+    server.url('/photo.jpg'),
+    server.url('/missing.jpg'),
+    server.url('/dark.png'),
+    server.url('/photo-2.jpg'),
+  ];
+  const result = (await post({ imageUrls: urls })).body as unknown as AnalysisResult;
+  const confidences = result.images.map((image) => image.confidence);
+  assert.equal(confidences[1], 0);
+  assert.deepEqual(result.summary, {
+    totalImages: 4,
+    stageableImages: 2,
+    nonStageableImages: 2,
+    confidence: (confidences[0]! + confidences[1] + confidences[2]! + confidences[3]!) / 4,
+    roomTypes: ['bedroom'],
+  });
+});
+
+void test('a full analyzer answers 429 in the analysis shape, with Retry-After', async () => {
+  const slowModel = fakeClassifier(() => verdict(), { delayMs: 300 });
+  const busy = createAnalysisService({
+    classifier: slowModel,
+    decode: decodeForTests,
+    allowPrivateHosts: true,
+    maxConcurrentImages: 2,
+    maxQueuedImages: 3,
+  });
+  const busyApp = await buildAnalysisApp(busy);
+  try {
+    // Two images run, two wait: one more request of two would overflow the three waiting places.
+    const running = post(
+      { imageUrls: ['a', 'b', 'c', 'd'].map((v) => server.url(`/photo.jpg?${v}`)) },
+      undefined,
+      busyApp,
+    );
+    // The first two images have reached the model (so two more wait behind them).
+    while (slowModel.calls < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const refused = await post(
+      { imageUrls: [server.url('/photo.jpg?e'), server.url('/photo.jpg?f')] },
+      undefined,
+      busyApp,
+    );
+    assert.equal(refused.status, 429);
+    assert.deepEqual(refused.body, {
+      statusCode: 429,
+      message: 'The analyzer is busy: too many images are waiting; retry in a few seconds.',
+      error: 'Too Many Requests',
+    });
+    assert.equal(refused.headers['retry-after'], '5');
+    assert.equal((await running).status, 200);
+    const later = await post({ imageUrls: [server.url('/photo.jpg?e')] }, undefined, busyApp);
+    assert.equal(later.status, 200);
+  } finally {
+    await busyApp.close();
+  }
+});

@@ -1,0 +1,239 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { blockedCategory } from '../../src/analysis/address-policy.ts';
+import {
+  createSafeFetch,
+  FetchFailure,
+  looksLikeImage,
+  type FetchImage,
+} from '../../src/analysis/safe-fetch.ts';
+import { redirect, roomPhoto, serve, startServer } from './analysis-helpers.ts';
+
+let server: Awaited<ReturnType<typeof startServer>>;
+let photo: Buffer;
+let hangs = 0;
+
+before(async () => {
+  photo = await roomPhoto(640, 480);
+  server = await startServer({
+    '/photo.jpg': serve(photo),
+    '/octet.jpg': serve(photo, 'application/octet-stream'),
+    '/untyped.jpg': (_request, response) => response.writeHead(200).end(photo),
+    '/page.html': serve('<html>hi</html>', 'text/html; charset=utf-8'),
+    '/octet.txt': serve('just text', 'application/octet-stream'),
+    '/drawing.svg': serve('<svg xmlns="http://www.w3.org/2000/svg"/>', 'image/svg+xml'),
+    '/declared-big.jpg': (_request, response) => {
+      response.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(26 * 1024 * 1024) });
+      response.end();
+    },
+    '/streamed-big.jpg': (_request, response) => {
+      // Chunked, no Content-Length: only counting while streaming can stop it.
+      response.writeHead(200, { 'content-type': 'image/jpeg' });
+      const chunk = Buffer.alloc(1024 * 1024, 0xab);
+      let sent = 0;
+      const push = () => {
+        while (sent < 30 && response.write(chunk)) sent += 1;
+        if (sent >= 30) response.end();
+        else response.once('drain', push);
+      };
+      push();
+    },
+    '/hang.jpg': () => {
+      hangs += 1;
+    },
+    '/slow-body.jpg': (_request, response) => {
+      response.writeHead(200, { 'content-type': 'image/jpeg' });
+      response.write(photo.subarray(0, 100));
+    },
+    '/gone.jpg': (_request, response) => response.writeHead(410).end(),
+    '/error.jpg': (_request, response) => response.writeHead(500).end('boom'),
+    '/r1': redirect('/r2'),
+    '/r2': redirect('/r3', 301),
+    '/r3': redirect('/photo.jpg', 307),
+    '/r0': redirect('/r1', 308),
+    '/no-location': (_request, response) => response.writeHead(302).end(),
+    '/to-metadata': redirect('http://169.254.169.254/latest/meta-data/'),
+    '/to-unspecified': redirect('http://0.0.0.0/photo.jpg'),
+    '/to-private': redirect('http://10.0.0.1/photo.jpg'),
+    '/to-ftp': redirect('ftp://127.0.0.1/photo.jpg'),
+  });
+});
+
+after(() => server.close());
+
+const loopbackFetch = createSafeFetch({ allowPrivateHosts: true });
+const publicOnlyFetch = createSafeFetch({ allowPrivateHosts: false });
+
+async function failure(fetchImage: FetchImage, url: string): Promise<FetchFailure> {
+  try {
+    await fetchImage(url);
+  } catch (error) {
+    assert.ok(error instanceof FetchFailure, `expected a FetchFailure, got ${String(error)}`);
+    return error;
+  }
+  assert.fail(`fetching ${url} should have failed`);
+}
+
+void test('fetches an image and says where it ended up', async () => {
+  const fetched = await loopbackFetch(server.url('/photo.jpg'));
+  assert.deepEqual(fetched.body, photo);
+  assert.equal(fetched.contentType, 'image/jpeg');
+  assert.equal(fetched.finalUrl, server.url('/photo.jpg'));
+});
+
+void test('accepts octet-stream or untyped bodies only when the bytes are an image', async () => {
+  assert.deepEqual((await loopbackFetch(server.url('/octet.jpg'))).body, photo);
+  assert.deepEqual((await loopbackFetch(server.url('/untyped.jpg'))).body, photo);
+  const text = await failure(loopbackFetch, server.url('/octet.txt'));
+  assert.equal(text.kind, 'not-an-image');
+  assert.equal(text.message, 'Not an image: the server sent application/octet-stream');
+});
+
+void test('refuses pages and SVG drawings as not images', async () => {
+  const page = await failure(loopbackFetch, server.url('/page.html'));
+  assert.equal(page.kind, 'not-an-image');
+  assert.equal(page.message, 'Not an image: the server sent text/html');
+  assert.equal(
+    (await failure(loopbackFetch, server.url('/drawing.svg'))).message,
+    'Not an image: the server sent image/svg+xml',
+  );
+});
+
+void test('reports HTTP error statuses', async () => {
+  assert.equal(
+    (await failure(loopbackFetch, server.url('/missing.jpg'))).message,
+    'The image server answered HTTP 404',
+  );
+  assert.equal(
+    (await failure(loopbackFetch, server.url('/gone.jpg'))).message,
+    'The image server answered HTTP 410',
+  );
+  assert.equal((await failure(loopbackFetch, server.url('/error.jpg'))).kind, 'http-status');
+});
+
+void test('caps the size by Content-Length up front and while streaming (25 MiB)', async () => {
+  const declared = await failure(loopbackFetch, server.url('/declared-big.jpg'));
+  assert.equal(declared.kind, 'too-large');
+  assert.equal(declared.message, 'Image too large: 26 MiB (limit 25 MiB)');
+  const streamed = await failure(loopbackFetch, server.url('/streamed-big.jpg'));
+  assert.equal(streamed.kind, 'too-large');
+  assert.equal(streamed.message, 'Image too large: more than 25 MiB');
+});
+
+void test('times out a server that never answers, and one that stalls mid-body', async () => {
+  const quick = createSafeFetch({ allowPrivateHosts: true, timeoutMs: 300 });
+  const started = performance.now();
+  const silent = await failure(quick, server.url('/hang.jpg'));
+  assert.equal(silent.kind, 'timeout');
+  assert.equal(silent.message, 'Timed out after 0.3 s fetching the image');
+  assert.ok(performance.now() - started < 2000);
+  assert.equal(hangs, 1);
+  assert.equal((await failure(quick, server.url('/slow-body.jpg'))).kind, 'timeout');
+});
+
+void test('follows up to 3 redirects and refuses a 4th', async () => {
+  const followed = await loopbackFetch(server.url('/r1'));
+  assert.equal(followed.finalUrl, server.url('/photo.jpg'));
+  const tooMany = await failure(loopbackFetch, server.url('/r0'));
+  assert.equal(tooMany.kind, 'too-many-redirects');
+  assert.equal(tooMany.message, 'Too many redirects (more than 3)');
+  assert.equal(
+    (await failure(loopbackFetch, server.url('/no-location'))).message,
+    'HTTP 302 redirect without a Location header',
+  );
+});
+
+void test('checks every redirect hop again', async () => {
+  const metadata = await failure(loopbackFetch, server.url('/to-metadata'));
+  assert.equal(metadata.kind, 'blocked-address');
+  assert.equal(metadata.message, 'Blocked address: 169.254.169.254 is a cloud metadata address');
+  assert.equal(
+    (await failure(loopbackFetch, server.url('/to-unspecified'))).message,
+    'Blocked address: 0.0.0.0 is an unspecified address',
+  );
+  assert.equal((await failure(loopbackFetch, server.url('/to-ftp'))).kind, 'unsupported-scheme');
+  // The public-only policy, with the test server's own address let through, so the second hop is
+  // the one the real policy judges.
+  const policy = (address: string) => (address === '127.0.0.1' ? undefined : blockedCategory(address, false));
+  const strict = createSafeFetch({ allowPrivateHosts: false, addressPolicy: policy });
+  const privateHop = await failure(strict, server.url('/to-private'));
+  assert.equal(privateHop.kind, 'blocked-address');
+  assert.equal(privateHop.message, 'Blocked address: 10.0.0.1 is a private address');
+});
+
+void test('refuses loopback and private addresses before connecting when they are not allowed', async () => {
+  const loopback = await failure(publicOnlyFetch, server.url('/photo.jpg'));
+  assert.equal(loopback.message, 'Blocked address: 127.0.0.1 is a loopback address');
+  assert.equal(
+    (await failure(publicOnlyFetch, 'http://10.0.0.1/photo.jpg')).message,
+    'Blocked address: 10.0.0.1 is a private address',
+  );
+  assert.equal(
+    (await failure(publicOnlyFetch, 'http://[::ffff:192.168.1.1]/x.jpg')).message,
+    'Blocked address: ::ffff:c0a8:101 is a private address',
+  );
+  assert.equal(
+    (await failure(publicOnlyFetch, 'http://localhost/x.jpg')).message,
+    'Blocked address: localhost (127.0.0.1) is a loopback address',
+  );
+});
+
+void test('connects to the address it checked, never asking DNS again', async () => {
+  const asked: string[] = [];
+  const resolveHost = async (hostname: string) => {
+    asked.push(hostname);
+    return [{ address: '127.0.0.1', family: 4 }];
+  };
+  const fetchImage = createSafeFetch({ allowPrivateHosts: true, resolveHost });
+  const fetched = await fetchImage(`http://images.test:${server.port}/r3`);
+  assert.deepEqual(fetched.body, photo);
+  assert.equal(fetched.finalUrl, `http://images.test:${server.port}/photo.jpg`);
+  assert.deepEqual(asked, ['images.test', 'images.test']);
+});
+
+void test('refuses a name whose DNS answer is private, even when another answer is public', async () => {
+  const resolveHost = async () => [
+    { address: '93.184.215.14', family: 4 },
+    { address: '10.1.2.3', family: 4 },
+  ];
+  const fetchImage = createSafeFetch({ allowPrivateHosts: false, resolveHost });
+  const refused = await failure(fetchImage, 'https://photos.example.com/a.jpg');
+  assert.equal(refused.message, 'Blocked address: photos.example.com (10.1.2.3) is a private address');
+});
+
+void test('reports hosts that do not resolve, without asking a DNS server for .invalid', async () => {
+  const missing = await failure(publicOnlyFetch, 'https://no-such-host.invalid/photo.jpg');
+  assert.equal(missing.kind, 'host-not-found');
+  assert.equal(missing.message, 'Host not found: no-such-host.invalid');
+  const failingResolver = createSafeFetch({
+    allowPrivateHosts: false,
+    resolveHost: async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    },
+  });
+  assert.equal(
+    (await failure(failingResolver, 'https://gone.example/a.jpg')).message,
+    'Host not found: gone.example',
+  );
+});
+
+void test('fetches http and https only, and only well-formed URLs', async () => {
+  const cases: Array<[string, string]> = [
+    ['ftp://127.0.0.1/photo.jpg', 'Only http and https URLs can be fetched, not ftp:'],
+    ['file:///etc/passwd', 'Only http and https URLs can be fetched, not file:'],
+    ['data:image/png;base64,iVBORw0KGgo=', 'Only http and https URLs can be fetched, not data:'],
+    ['javascript:alert(1)', 'Only http and https URLs can be fetched, not javascript:'],
+    ['not a url', 'Not a valid URL'],
+    ['', 'Not a valid URL'],
+    ['http://user:pass@127.0.0.1/photo.jpg', 'URLs with credentials (user:password@) are not fetched'],
+  ];
+  for (const [url, message] of cases) assert.equal((await failure(loopbackFetch, url)).message, message, url);
+});
+
+void test('recognises image formats by their first bytes', () => {
+  assert.equal(looksLikeImage(photo), true);
+  assert.equal(looksLikeImage(Buffer.from('\x89PNG\r\n\x1a\n0000', 'latin1')), true);
+  assert.equal(looksLikeImage(Buffer.from('RIFF0000WEBPVP8 ', 'latin1')), true);
+  assert.equal(looksLikeImage(Buffer.from('<html>', 'latin1')), false);
+  assert.equal(looksLikeImage(Buffer.alloc(0)), false);
+});

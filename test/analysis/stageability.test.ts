@@ -1,0 +1,198 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ImageQuality } from '../../src/analysis/image-quality.ts';
+import { decideStageability, roomName } from '../../src/analysis/stageability.ts';
+import { THRESHOLDS } from '../../src/analysis/thresholds.ts';
+import { verdict } from './analysis-helpers.ts';
+
+/** A quality reading that passes every gate by a wide margin (a 3024×4032 phone photo). */
+function quality(overrides: Partial<ImageQuality> = {}): ImageQuality {
+  const base: ImageQuality = {
+    width: 3024,
+    height: 4032,
+    format: 'jpeg',
+    shortSide: 3024,
+    aspectRatio: 4032 / 3024,
+    sharpness: 600,
+    meanBrightness: 130,
+    darkClipFraction: 0.01,
+    brightClipFraction: 0.02,
+  };
+  return { ...base, ...overrides };
+}
+
+void test('an empty interior room that passes every gate is stageable', () => {
+  const decision = decideStageability(quality(), verdict());
+  assert.deepEqual(
+    { ...decision, confidence: undefined },
+    {
+      isStageable: true,
+      roomType: 'bedroom',
+      confidence: undefined,
+      details: 'Empty bedroom, 3024×4032, sharp and well lit',
+    },
+  );
+  // Interior 0.98 × stageable share 0.98 × gates near 1.
+  assert.ok(decision.confidence > 0.9 && decision.confidence <= 0.99, `confidence ${decision.confidence}`);
+});
+
+void test('a furnished room is stageable and says furniture must go', () => {
+  const decision = decideStageability(
+    quality({ width: 1920, height: 1080, shortSide: 1080, aspectRatio: 1920 / 1080 }),
+    verdict({
+      roomType: 'living_room',
+      roomProbabilities: { living_room: 0.9, dining_room: 0.1 },
+      furnished: true,
+    }),
+  );
+  assert.equal(decision.isStageable, true);
+  assert.equal(decision.roomType, 'living_room');
+  assert.equal(
+    decision.details,
+    'Furnished living room, 1920×1080, sharp and well lit — staging needs furniture removal',
+  );
+});
+
+void test('an interior whose room type is unknown may be stageable', () => {
+  const decision = decideStageability(
+    quality(),
+    verdict({
+      roomType: 'unknown',
+      roomConfidence: 0.4,
+      roomProbabilities: { bedroom: 0.4, living_room: 0.35, kitchen: 0.25 },
+    }),
+  );
+  assert.equal(decision.isStageable, true);
+  assert.equal(decision.roomType, 'unknown');
+  assert.equal(decision.details, 'Empty room (type unclear), 3024×4032, sharp and well lit');
+});
+
+void test('exteriors, floor plans and other pictures are never stageable', () => {
+  const exterior = decideStageability(
+    quality(),
+    verdict({
+      roomType: 'exterior',
+      scene: 'exterior',
+      sceneProbabilities: { interior: 0.03, exterior: 0.95, floor_plan: 0.01, other: 0.01 },
+    }),
+  );
+  assert.deepEqual(
+    { isStageable: exterior.isStageable, roomType: exterior.roomType, details: exterior.details },
+    {
+      isStageable: false,
+      roomType: 'exterior',
+      details: 'Exterior photo: only interior rooms can be staged',
+    },
+  );
+  // 1 − P(interior 0.03) × P(stageable room 0.98) × P(gates ≈ 0.997).
+  assert.equal(exterior.confidence, 0.971);
+
+  const plan = decideStageability(
+    quality(),
+    verdict({
+      roomType: 'floor_plan',
+      scene: 'floor_plan',
+      sceneProbabilities: { interior: 0.1, exterior: 0, floor_plan: 0.9, other: 0 },
+    }),
+  );
+  assert.equal(plan.isStageable, false);
+  assert.equal(plan.details, 'Floor plan, not a photo of a room: only room photos can be staged');
+  assert.equal(plan.confidence, 0.902);
+
+  const other = decideStageability(
+    quality(),
+    verdict({
+      roomType: 'other',
+      scene: 'other',
+      sceneProbabilities: { interior: 0.2, exterior: 0, floor_plan: 0, other: 0.8 },
+    }),
+  );
+  assert.equal(other.isStageable, false);
+  assert.equal(other.details, 'Not a photo of a room: only interior room photos can be staged');
+});
+
+void test('corridors, staircases and closets are interiors that are not staged', () => {
+  for (const room of ['corridor', 'staircase', 'closet'] as const) {
+    const decision = decideStageability(
+      quality(),
+      verdict({ roomType: room, roomProbabilities: { [room]: 0.8, bedroom: 0.2 } }),
+    );
+    assert.equal(decision.isStageable, false, room);
+    assert.equal(decision.roomType, room);
+    const name = roomName(room);
+    assert.equal(
+      decision.details,
+      `${name[0]!.toUpperCase()}${name.slice(1)}: ${name}s are not staged, use a photo of a room`,
+    );
+    // P(stageable) = 0.98 × 0.2 × gates ≈ 0.196: the "not stageable" verdict is right with ≈ 0.8.
+    assert.ok(Math.abs(decision.confidence - 0.804) < 0.01, `${room}: ${decision.confidence}`);
+  }
+});
+
+void test('a person in frame makes a good photo unstageable', () => {
+  const decision = decideStageability(quality(), verdict({ personScore: 0.93 }));
+  assert.equal(decision.isStageable, false);
+  assert.equal(decision.details, 'Person in frame: staging needs a photo without people');
+  assert.ok(decision.confidence > 0.99 - 1e-9);
+  const unsure = decideStageability(quality(), verdict({ personScore: 0.45 }));
+  assert.equal(unsure.isStageable, true);
+  assert.ok(unsure.confidence < 0.7, `a person score near the bar lowers confidence: ${unsure.confidence}`);
+});
+
+void test('names the first failing gate and lists the others', () => {
+  const decision = decideStageability(
+    quality({
+      width: 400,
+      height: 300,
+      shortSide: 300,
+      aspectRatio: 4 / 3,
+      sharpness: 3,
+      meanBrightness: 18,
+      darkClipFraction: 0.6,
+    }),
+    verdict(),
+  );
+  assert.equal(
+    decision.details,
+    'Too small: 400×300, the short side must be at least 512 px; also too dark and blurred',
+  );
+});
+
+void test('confidence grows with the distance from a threshold', () => {
+  const nearDark = decideStageability(
+    quality({ meanBrightness: THRESHOLDS.minMeanBrightness - 1 }),
+    verdict(),
+  );
+  const veryDark = decideStageability(quality({ meanBrightness: 5 }), verdict());
+  assert.equal(nearDark.isStageable, false);
+  assert.equal(nearDark.details, 'Too dark: mean brightness 39/255');
+  assert.ok(nearDark.confidence < 0.6, `near the bar: ${nearDark.confidence}`);
+  assert.ok(veryDark.confidence > 0.98, `far below: ${veryDark.confidence}`);
+
+  const justSharp = decideStageability(quality({ sharpness: THRESHOLDS.minSharpness * 1.05 }), verdict());
+  assert.equal(justSharp.isStageable, true);
+  assert.ok(justSharp.confidence < 0.6, `just above the sharpness bar: ${justSharp.confidence}`);
+});
+
+void test('the model doubting the interior lowers a stageable verdict’s confidence', () => {
+  const sure = decideStageability(quality(), verdict());
+  const doubtful = decideStageability(
+    quality(),
+    verdict({ sceneProbabilities: { interior: 0.6, exterior: 0.3, floor_plan: 0.05, other: 0.05 } }),
+  );
+  assert.equal(doubtful.isStageable, true);
+  assert.ok(doubtful.confidence < sure.confidence - 0.3);
+});
+
+void test('thresholds are tunable per call', () => {
+  const strict = { ...THRESHOLDS, minShortSide: 4000 };
+  const decision = decideStageability(quality(), verdict(), strict);
+  assert.equal(decision.isStageable, false);
+  assert.equal(decision.details, 'Too small: 3024×4032, the short side must be at least 4000 px');
+});
+
+void test('room names read as words', () => {
+  assert.equal(roomName('living_room'), 'living room');
+  assert.equal(roomName('childs_room'), "child's room");
+  assert.equal(roomName('home_office'), 'home office');
+});
