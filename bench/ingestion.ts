@@ -13,6 +13,8 @@ export interface IngestionBenchOptions {
   growthBatches: number;
   pollers: number;
   pollSeconds: number;
+  /** Load the vision model in the service too, as `npm start` does. */
+  analyzer: boolean;
   log: (line: string) => void;
 }
 
@@ -30,6 +32,9 @@ export interface IngestionBenchResult {
   submitLatencyMs: { p50: number; p99: number; n: number };
   statusLatencyMs: { p50: number; p99: number; n: number; pollers: number };
   growth: Array<{ storedBatches: number; productsPerSecond: number }>;
+  analyzer: boolean;
+  /** RSS once ready, before any ingestion (the vision model, when loaded, is most of it). */
+  idleRssMiB: number;
   peakRssMiB: number;
   productsIngested: number;
 }
@@ -64,7 +69,9 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
   const serviceEnv: Record<string, string> = options.databaseUrl
     ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema }
     : {};
+  if (!options.analyzer) serviceEnv.ANALYSIS_ENABLED = 'false';
   const service = await startServiceProcess(serviceEnv);
+  const idleRssMiB = service.rssMiB();
   const baseline = await openBaseline(options.databaseUrl);
   const submitLatencies: number[] = [];
   let ingested = 0;
@@ -159,6 +166,8 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
         pollers: options.pollers,
       },
       growth,
+      analyzer: options.analyzer,
+      idleRssMiB,
       peakRssMiB: service.peakRssMiB(),
       productsIngested: ingested,
     };

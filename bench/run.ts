@@ -1,16 +1,20 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchIngestion, type IngestionBenchResult, type RunFigures } from './ingestion.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL]`: ingestion throughput end to end against the
- * same-run baseline, latencies, catalog growth and peak RSS. DATABASE_URL (or --database-url) picks
- * the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
+ * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|analysis] [-- --no-analyzer]`:
+ * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
+ * then the analyzer's latency and throughput (bench/analysis.ts). DATABASE_URL (or --database-url)
+ * picks the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
  */
 const { values } = parseArgs({
   options: {
     smoke: { type: 'boolean', default: false },
+    'no-analyzer': { type: 'boolean', default: false },
+    only: { type: 'string' },
     'database-url': { type: 'string' },
     out: { type: 'string', default: 'bench/results/latest.json' },
   },
@@ -53,26 +57,48 @@ function table(result: IngestionBenchResult): string {
       (g) => `| ${g.storedBatches}× | ${f(g.productsPerSecond)} | ${f(g.productsPerSecond / first, 2)} |`,
     ),
     '',
-    `Peak RSS of the service: ${f(result.peakRssMiB)} MiB after ${result.productsIngested} products.`,
+    `Service RSS: ${f(result.idleRssMiB)} MiB when ready${result.analyzer ? ' (vision model loaded)' : ' (ANALYSIS_ENABLED=false)'}, ` +
+      `peak ${f(result.peakRssMiB)} MiB after ${result.productsIngested} products ` +
+      `(ingestion added ${f(result.peakRssMiB - result.idleRssMiB)} MiB).`,
   ].join('\n');
 }
 
-const result = await benchIngestion({
-  databaseUrl,
-  batchesPerRun: smoke ? 2 : 5,
-  repeats: smoke ? 1 : 3,
-  growthLevels: smoke ? [1, 2] : [1, 10, 100],
-  growthBatches: smoke ? 1 : 3,
-  pollers: smoke ? 5 : 50,
-  pollSeconds: smoke ? 1 : 5,
-  log,
-});
+if (values.only !== undefined && values.only !== 'ingestion' && values.only !== 'analysis') {
+  throw new Error('--only takes ingestion or analysis');
+}
 
-process.stdout.write(`${table(result)}\n`);
-const out = path.resolve(values.out);
-fs.mkdirSync(path.dirname(out), { recursive: true });
-fs.writeFileSync(
-  out,
-  `${JSON.stringify({ date: new Date().toISOString(), smoke, ingestion: result }, null, 2)}\n`,
-);
-process.stdout.write(`figures written to ${path.relative(process.cwd(), out)}\n`);
+if (values.only !== 'analysis') await runIngestion();
+if (values.only !== 'ingestion') {
+  // The analyzer's bench runs as its own process, so its model threads and RSS are its own.
+  const child = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'bench/analysis.ts', ...(smoke ? ['--smoke'] : [])],
+    {
+      stdio: 'inherit',
+    },
+  );
+  if (child.status !== 0) process.exitCode = child.status ?? 1;
+}
+
+async function runIngestion(): Promise<void> {
+  const result = await benchIngestion({
+    databaseUrl,
+    batchesPerRun: smoke ? 2 : 5,
+    repeats: smoke ? 1 : 3,
+    growthLevels: smoke ? [1, 2] : [1, 10, 100],
+    growthBatches: smoke ? 1 : 3,
+    pollers: smoke ? 5 : 50,
+    pollSeconds: smoke ? 1 : 5,
+    analyzer: !values['no-analyzer'],
+    log,
+  });
+
+  process.stdout.write(`${table(result)}\n`);
+  const out = path.resolve(values.out);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), smoke, ingestion: result }, null, 2)}\n`,
+  );
+  process.stdout.write(`figures written to ${path.relative(process.cwd(), out)}\n`);
+}

@@ -12,6 +12,8 @@ export interface ServiceProcess {
   pid: number;
   /** Peak resident set size so far (VmHWM), in MiB. */
   peakRssMiB(): number;
+  /** Resident set size now (VmRSS), in MiB. */
+  rssMiB(): number;
   stop(): Promise<void>;
 }
 
@@ -26,7 +28,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts `src/main.ts` with `env` on a free port and waits until `/healthz` answers. */
+function readStatusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** Starts `src/main.ts` with `env` on a free port and waits until `/readyz` says ready. */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const secret = randomBytes(32).toString('hex');
@@ -51,7 +58,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) break;
+      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
     } catch {
       // not listening yet
     }
@@ -62,11 +69,8 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     baseUrl,
     secret,
     pid: child.pid!,
-    peakRssMiB() {
-      const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      return kb / 1024;
-    },
+    peakRssMiB: () => readStatusMiB(child.pid!, 'VmHWM'),
+    rssMiB: () => readStatusMiB(child.pid!, 'VmRSS'),
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
