@@ -43,11 +43,13 @@ export interface Config {
 /** Thrown for a setting that cannot be used; the process refuses to start. */
 export class ConfigError extends Error {}
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Infinity): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min}${max === Infinity ? ' up' : ` to ${max}`}`);
+  }
   return value;
 }
 
@@ -82,7 +84,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: optional(env, 'DATABASE_URL'),
     databaseSchema: schemaName(optional(env, 'DATABASE_SCHEMA')),
     dataDir: path.resolve(optional(env, 'DATA_DIR') ?? './data'),
-    publicBaseUrl: (optional(env, 'PUBLIC_BASE_URL') ?? `http://${host}:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl: (
+      optional(env, 'PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+    ).replace(/\/+$/, ''),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 32 * 1024 * 1024),
     auth: {
       jwtSecret: optional(env, 'AUTH_JWT_SECRET'),
@@ -97,8 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPendingItems: integer(env, 'MAX_PENDING_ITEMS', 200_000, 1),
     },
     worker: {
-      concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1),
-      chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 500, 1),
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
+      chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 1000, 1),
     },
     analysis: {
       enabled: optional(env, 'ANALYSIS_ENABLED') !== 'false',

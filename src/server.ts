@@ -60,6 +60,9 @@ export async function startService(
     databaseSchema: config.databaseSchema,
     dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
     template: options.embeddedTemplate,
+    // Each batch slot holds a connection for its tenant lock and uses another for its writes;
+    // the rest serve the API and the queue's polling.
+    poolSize: config.worker.concurrency * 2 + 8,
   });
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;

@@ -222,6 +222,11 @@ void describe('401 unauthorized on every protected endpoint', () => {
         garbage: 'garbage',
         'three garbage parts': 'abc.def.ghi',
         expired: await sign(secret, { tenant_id: tenant, scope: ALL_SCOPES, exp: nowSeconds() - 120 }),
+        'no exp claim (would never expire)': await sign(secret, {
+          tenant_id: tenant,
+          scope: ALL_SCOPES,
+          exp: undefined,
+        }),
         'not yet valid': await sign(secret, {
           tenant_id: tenant,
           scope: ALL_SCOPES,

@@ -48,7 +48,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
     } catch {
       throw new UnauthorizedError('The bearer token is malformed.', true);
     }
-    const claims = { issuer: options.issuer, audience: options.audience };
+    // A token must expire: one without `exp` would be valid forever if it leaked.
+    const claims = { issuer: options.issuer, audience: options.audience, requiredClaims: ['exp'] };
     try {
       if (alg === 'HS256' && keys.secret) {
         return (await jwtVerify(token, keys.secret, { ...claims, algorithms: ['HS256'] })).payload;

@@ -6,14 +6,23 @@ import type { ProductRow, StoredVariant, VariantRow } from './merge-items.ts';
 /** The transaction's time at millisecond precision, the resolution the API shows. */
 const NOW = `date_trunc('milliseconds', now())`;
 
-/** Stored variants among `skus`: which product owns each, and its images. */
+/**
+ * Stored variants among `skus`: which product owns each, and its images. One primary-key probe per
+ * sku (the LATERAL … LIMIT 1 keeps the planner from flattening it): with `sku = ANY(…)` and stale
+ * statistics the planner scanned the tenant's whole index range, which grew with the catalog (3 ms
+ * per batch on an empty catalog, 150 ms at 100 batches); probes stay flat.
+ */
 export async function findVariantsBySku(
   tx: Queryable,
   tenantId: string,
   skus: readonly string[],
 ): Promise<Map<string, StoredVariant>> {
   const rows = await tx.query<StoredVariant>(
-    `SELECT sku, external_id, images FROM variants WHERE tenant_id = $1 AND sku = ANY($2::text[])`,
+    `SELECT v.sku, v.external_id, v.images
+     FROM unnest($2::text[]) AS k(sku)
+     CROSS JOIN LATERAL (
+       SELECT sku, external_id, images FROM variants WHERE tenant_id = $1 AND sku = k.sku LIMIT 1
+     ) AS v`,
     [tenantId, skus],
   );
   return new Map(rows.map((row) => [row.sku, row]));

@@ -45,6 +45,10 @@ export function openServerDatabase(
     connectionString: url,
     max,
     application_name: 'catalog-ingestion',
+    // A peer that vanished (power loss, partition) must not keep its advisory locks for the OS's
+    // two-hour keepalive default: probe idle connections after 10 s.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
@@ -81,7 +85,9 @@ export function openServerDatabase(
         client.release();
       }
     },
-    async withLock(key, waitMs, fn) {
+    async withLock(name, waitMs, fn) {
+      // Deployments sharing one server in different schemas must not share lock keys.
+      const key = `${schema ?? 'public'}:${name}`;
       return local.tryRun(key, waitMs, async () => {
         const client = await pool.connect();
         let locked = false;

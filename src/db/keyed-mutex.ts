@@ -22,6 +22,11 @@ export function createKeyedMutex(): KeyedMutex {
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), waitMs);
       });
+      // The entry is dropped only once this waiter's turn has really passed (its tail settled),
+      // never when it merely gave up waiting: the holder ahead of it may still be running.
+      void tail.then(() => {
+        if (tails.get(key) === tail) tails.delete(key);
+      });
       try {
         const won = await Promise.race([previous.then(() => 'acquired' as const), timedOut]);
         if (won === 'timeout') return null;
@@ -29,7 +34,6 @@ export function createKeyedMutex(): KeyedMutex {
       } finally {
         clearTimeout(timer);
         release();
-        if (tails.get(key) === tail) tails.delete(key);
       }
     },
   };

@@ -32,6 +32,14 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
  * Returns the versions applied by this call.
  */
 export async function migrate(db: Database, schema?: string): Promise<number[]> {
+  // Every step, the first CREATEs included, under one lock: concurrent first starts would
+  // otherwise race on creating the schema and the bookkeeping table.
+  const held = await db.withLock(`migrations:${MIGRATION_LOCK}`, 120_000, () => migrateLocked(db, schema));
+  if (!held) throw new Error('Could not take the migration lock within 120 s');
+  return held.value;
+}
+
+async function migrateLocked(db: Database, schema: string | undefined): Promise<number[]> {
   if (schema) await db.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   await db.exec(`
     CREATE TABLE IF NOT EXISTS schema_migrations (

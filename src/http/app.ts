@@ -42,7 +42,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
-    return503OnClosing: true,
+    // While draining, requests on open connections are still answered normally (with problem
+    // bodies and request ids); the listener is closed, so no new connections arrive.
+    return503OnClosing: false,
     // Long enough for any 255-character key, percent-encoded; longer paths answer 404.
     routerOptions: { maxParamLength: 2048 },
     frameworkErrors: frameworkErrorHandler(config.publicBaseUrl),

@@ -48,10 +48,16 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
   };
   const known = fastifyError.code ? byCode[fastifyError.code] : undefined;
   if (known) return new AppError(known[0], known[1]);
-  if (fastifyError.statusCode === 413)
+  if (fastifyError.statusCode === 413) {
     return new AppError('payload-too-large', 'The request body is too large.');
-  if (fastifyError.statusCode === 415)
+  }
+  if (fastifyError.statusCode === 415) {
     return new AppError('unsupported-media-type', 'Unsupported media type.');
+  }
+  // Any other request the framework could not read is the caller's to fix, not a server error.
+  if (fastifyError.code?.startsWith('FST_') && (fastifyError.statusCode ?? 500) < 500) {
+    return new AppError('validation-error', 'The request could not be read.');
+  }
   return new AppError('internal-error', 'The request could not be completed; it has been logged.');
 }
 
@@ -59,7 +65,8 @@ function sendAnalysisError(reply: FastifyReply, error: AppError): FastifyReply {
   const status = error.status;
   let message: string = error.detail;
   // The spec gives this operation one 400 text, whatever made the body unusable.
-  if (error.slug === 'validation-error' || error.slug === 'malformed-json') message = ANALYSIS_MESSAGES.badRequest;
+  if (error.slug === 'validation-error' || error.slug === 'malformed-json')
+    message = ANALYSIS_MESSAGES.badRequest;
   if (error.slug === 'unauthorized') message = ANALYSIS_MESSAGES.unauthorized;
   return reply
     .code(status)

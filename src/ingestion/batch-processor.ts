@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Database } from '../db/database.ts';
 import type { FieldError } from '../http/errors.ts';
 import type { FullProductIngest } from '../catalog/product-schema.ts';
@@ -42,6 +43,9 @@ export interface BatchProcessor {
 
 type ValidItems = Map<number, FullProductIngest>;
 
+/** Items validated between two turns of the event loop. */
+const VALIDATION_SLICE = 100;
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -66,6 +70,19 @@ export function itemKeys(
   };
 }
 
+/**
+ * Whether a failed write says something about the data (so retrying the item alone may isolate
+ * it) rather than about the connection or the server (so the whole job should be retried later):
+ * PostgreSQL's data-exception (22) and integrity (23) classes, and errors without a SQLSTATE that
+ * are not connection errors.
+ */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string')
+    return !(error instanceof Error && /connect|terminat|ECONN|timeout/i.test(error.message));
+  return code.startsWith('22') || code.startsWith('23') || code === 'XX000';
+}
+
 const internalError = (index: number, item: unknown): ItemFailure => {
   const errors: FieldError[] = [
     {
@@ -86,44 +103,39 @@ export function createBatchProcessor(deps: {
 }): BatchProcessor {
   const { db, validateItem, chunkSize } = deps;
 
-  /** Phase 1: validate every item, record the invalid ones and the counters, move to processing. */
-  async function validateBatch(batch: BatchRow): Promise<ValidItems | null> {
-    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
-    const rows = await readItems(db, { ...key, fromIndex: 0 });
+  /**
+   * Judges every item. Validation is deterministic, so a resumed batch re-validates rather than
+   * storing verdicts: an item that fails now failed then, and is already recorded. The loop yields
+   * now and then, so a long batch does not hold up the HTTP requests this process also serves.
+   */
+  async function validateAll(payloads: readonly unknown[]) {
     const valid: ValidItems = new Map();
     const failures: ItemFailure[] = [];
-    for (const { idx, payload } of rows) {
+    for (let idx = 0; idx < payloads.length; idx++) {
+      if (idx % VALIDATION_SLICE === VALIDATION_SLICE - 1) await yieldToEventLoop();
+      const payload = payloads[idx];
       const verdict = validateItem(payload);
       if (verdict.ok) valid.set(idx, verdict.item);
       else failures.push({ index: idx, ...itemKeys(payload, verdict.errors), errors: verdict.errors });
     }
-    const recorded = await db.transaction(async (tx) => {
+    return { valid, failures };
+  }
+
+  /** Phase 1: record the invalid items and the counters, and move the batch to processing. */
+  async function recordVerdicts(batch: BatchRow, valid: ValidItems, failures: ItemFailure[]) {
+    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
+    return db.transaction(async (tx) => {
       await insertItemFailures(tx, key, failures);
       return recordValidation(tx, { ...key, ok: valid.size, failed: failures.length });
     });
-    return recorded ? valid : null;
   }
 
-  /** Valid items in [from, to), read again when the batch was validated by an earlier run. */
-  async function validItemsIn(batch: BatchRow, from: number, to: number, known: ValidItems | null) {
+  /** The valid items in [from, to), in index order. */
+  function validItemsIn(known: ValidItems, from: number, to: number) {
     const items: Array<{ index: number; item: FullProductIngest }> = [];
-    if (known) {
-      for (let i = from; i < to; i++) {
-        const item = known.get(i);
-        if (item) items.push({ index: i, item });
-      }
-      return items;
-    }
-    const rows = await readItems(db, {
-      tenantId: batch.tenant_id,
-      batchId: batch.batch_id,
-      fromIndex: from,
-      toIndex: to,
-    });
-    for (const { idx, payload } of rows) {
-      // Validation is deterministic: an item that fails now failed then, and is already recorded.
-      const verdict = validateItem(payload);
-      if (verdict.ok) items.push({ index: idx, item: verdict.item });
+    for (let i = from; i < to; i++) {
+      const item = known.get(i);
+      if (item) items.push({ index: i, item });
     }
     return items;
   }
@@ -178,7 +190,8 @@ export function createBatchProcessor(deps: {
       let step: { upserted: number; failed: number } | null;
       try {
         step = await applyChunk(batch, i, i + 1, single);
-      } catch {
+      } catch (error) {
+        if (!isDataError(error)) throw error;
         step = await db.transaction(async (tx) => {
           const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
           const fence = await advanceBatch(tx, {
@@ -208,25 +221,27 @@ export function createBatchProcessor(deps: {
       if (!batch || TERMINAL_STATUSES.includes(batch.status)) return outcome;
       const key = { tenantId, batchId };
 
-      let known: ValidItems | null = null;
       if (batch.status === BATCH_STATUS.accepted) {
         await moveStatus(db, { ...key, from: BATCH_STATUS.accepted, to: BATCH_STATUS.validating });
       }
+      const { valid: known, failures } = await validateAll(await readItems(db, key));
       if (batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating) {
-        known = await validateBatch(batch);
-        if (!known) return outcome;
+        if (!(await recordVerdicts(batch, known, failures))) return outcome;
         batch.next_index = 0;
-        outcome.failed = batch.received_count - known.size;
+        outcome.failed = failures.length;
       }
 
       for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
         if (signal.aborted) throw new ShutdownError();
         const to = Math.min(from + chunkSize, batch.received_count);
-        const items = await validItemsIn(batch, from, to, known);
+        const items = validItemsIn(known, from, to);
         let step: { upserted: number; failed: number } | null;
         try {
           step = await applyChunk(batch, from, to, items);
-        } catch {
+        } catch (error) {
+          // A lost connection or a server restart is the job's to retry; only a write the data
+          // itself makes fail is narrowed down item by item.
+          if (!isDataError(error)) throw error;
           step = await applyChunkItemByItem(batch, from, to, items);
         }
         if (!step) return outcome; // another run holds this batch; it will finish it
@@ -245,12 +260,13 @@ export function createBatchProcessor(deps: {
       const key = { tenantId, batchId };
       const unvalidated = batch.status !== BATCH_STATUS.processing;
       const from = unvalidated ? 0 : batch.next_index;
+      const payloads = await readItems(db, key);
       await db.transaction(async (tx) => {
         const recorded = await findFailedIndices(tx, { ...key, fromIndex: from });
-        const rows = await readItems(tx, { ...key, fromIndex: from });
-        const failures = rows
-          .filter(({ idx }) => !recorded.has(idx))
-          .map(({ idx, payload }) => internalError(idx, payload));
+        const failures: ItemFailure[] = [];
+        for (let idx = from; idx < payloads.length; idx++) {
+          if (!recorded.has(idx)) failures.push(internalError(idx, payloads[idx]));
+        }
         await insertItemFailures(tx, key, failures);
         await giveUpBatch(tx, { ...key, failedCount: failures.length, unvalidated });
       });

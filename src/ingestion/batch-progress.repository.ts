@@ -31,17 +31,18 @@ export async function findTenantsWithStaleBatches(db: Queryable, staleSeconds: n
   return rows.map((row) => row.tenant_id);
 }
 
-/** Items from `fromIndex` on, in index order. */
+/** Every item of a batch, in index order, as submitted. */
 export async function readItems(
   db: Queryable,
-  batch: { tenantId: string; batchId: string; fromIndex: number; toIndex?: number },
-): Promise<Array<{ idx: number; payload: unknown }>> {
-  return db.query(
-    `SELECT idx, payload FROM batch_items
-     WHERE tenant_id = $1 AND batch_id = $2 AND idx >= $3 AND ($4::int IS NULL OR idx < $4)
-     ORDER BY idx`,
-    [batch.tenantId, batch.batchId, batch.fromIndex, batch.toIndex ?? null],
+  batch: { tenantId: string; batchId: string },
+): Promise<unknown[]> {
+  const rows = await db.query<{ body: string }>(
+    `SELECT body FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2`,
+    [batch.tenantId, batch.batchId],
   );
+  const body = rows[0]?.body;
+  // The API stored this body after checking it is {"items": [...]}.
+  return body === undefined ? [] : (JSON.parse(body) as { items: unknown[] }).items;
 }
 
 /** Counts one more failed processing attempt and returns the new count. */

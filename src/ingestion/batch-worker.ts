@@ -4,6 +4,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { BatchProcessor } from './batch-processor.ts';
 import { ShutdownError } from './batch-processor.ts';
 import { findOldestUnfinishedBatch, findTenantsWithStaleBatches } from './batch-progress.repository.ts';
+import { pruneRateLimitWindows } from './rate-limiter.ts';
 
 /** Longest a job keeps draining one tenant before handing the rest to a new job (fairness, expiry). */
 export const DRAIN_BUDGET_MS = 20_000;
@@ -81,7 +82,8 @@ export function createBatchWorker(deps: {
       });
       if (held === null) return;
       if (held.value === 'handed-off') {
-        if (!shutdown.signal.aborted) await queue.send({ tenantId, batchId: null });
+        // Out of budget, or stopping: another job (here or in another process) takes it from here.
+        await queue.send({ tenantId, batchId: null });
         return;
       }
       // Drained: a batch committed while the lock was held may have had its job give up; look again.
@@ -94,6 +96,7 @@ export function createBatchWorker(deps: {
     for (const tenantId of await findTenantsWithStaleBatches(db, staleSeconds)) {
       await queue.send({ tenantId, batchId: null });
     }
+    await pruneRateLimitWindows(db);
   }
 
   return {

@@ -40,32 +40,31 @@ export function toBatchRecord(row: BatchRow): BatchRecord {
   };
 }
 
+/** Stores a new batch; its timestamps come from the database's clock, like every later change. */
 export async function insertBatch(
   tx: Queryable,
-  batch: { tenantId: string; batchId: string; receivedCount: number; createdAt: Date },
+  batch: { tenantId: string; batchId: string; receivedCount: number },
 ): Promise<void> {
   await tx.query(
     `INSERT INTO batches (tenant_id, id, received_count, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $4)`,
-    [batch.tenantId, batch.batchId, batch.receivedCount, batch.createdAt],
+     VALUES ($1, $2, $3, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()))`,
+    [batch.tenantId, batch.batchId, batch.receivedCount],
   );
 }
 
 /**
- * Stores every item of a submission with one statement, straight from the body's JSON text: the
- * items are split by PostgreSQL, never re-serialized here, and kept as `json` (verbatim text), so
- * numbers stay exactly as sent and no item is judged before the worker does.
+ * Stores every item of a submission: the body's JSON text, as received, in one row. Nothing is
+ * re-serialized, numbers stay exactly as sent, and no item is judged before the worker does.
  */
 export async function insertBatchItems(
   tx: Queryable,
   items: { tenantId: string; batchId: string; bodyJson: string },
 ): Promise<void> {
-  await tx.query(
-    `INSERT INTO batch_items (tenant_id, batch_id, idx, payload)
-     SELECT $1, $2, (e.ordinality - 1)::int, e.value
-     FROM json_array_elements(($3::json) -> 'items') WITH ORDINALITY AS e`,
-    [items.tenantId, items.batchId, items.bodyJson],
-  );
+  await tx.query(`INSERT INTO batch_payloads (tenant_id, batch_id, body) VALUES ($1, $2, $3)`, [
+    items.tenantId,
+    items.batchId,
+    items.bodyJson,
+  ]);
 }
 
 export async function findBatch(db: Queryable, tenantId: string, batchId: string): Promise<BatchRow | null> {

@@ -68,7 +68,7 @@ export function createIngestionService(deps: {
     async submit(tenantId, items, bodyJson) {
       const batchId = uuidv7();
       await db.transaction(async (tx) => {
-        await insertBatch(tx, { tenantId, batchId, receivedCount: items.length, createdAt: new Date() });
+        await insertBatch(tx, { tenantId, batchId, receivedCount: items.length });
         await insertBatchItems(tx, { tenantId, batchId, bodyJson });
         await queue.send({ tenantId, batchId }, { tx });
       });

@@ -5,8 +5,11 @@ import { RateLimitedError } from '../http/errors.ts';
 export interface RateLimiter {
   /** Counts one submission of `tenantId`; throws 429 when over a limit. Returns headers to send. */
   admit(tenantId: string): Promise<Record<string, string>>;
-  /** Deletes windows that can no longer matter. */
-  prune(): Promise<void>;
+}
+
+/** Deletes rate-limit windows that can no longer matter (the worker's sweep calls it). */
+export async function pruneRateLimitWindows(db: Queryable): Promise<void> {
+  await db.query(`DELETE FROM rate_limit_windows WHERE window_start < now() - interval '10 minutes'`);
 }
 
 const WINDOW_SECONDS = 60;
@@ -56,9 +59,6 @@ export function createRateLimiter(
         );
       }
       return headers;
-    },
-    async prune() {
-      await db.query(`DELETE FROM rate_limit_windows WHERE window_start < now() - interval '10 minutes'`);
     },
   };
 }

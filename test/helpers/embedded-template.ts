@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +11,15 @@ import { startJobQueue } from '../../src/queue/job-queue.ts';
  * migrations and kept in the temp folder: starting a test service from it skips PGlite's initdb
  * (seconds per test file). The idea is graphile-worker's template database.
  */
-export async function embeddedTemplate(): Promise<Blob> {
+export function embeddedTemplate(): Promise<Blob> {
+  // One build per process, however many services a test file starts at once.
+  template ??= buildOrReadTemplate();
+  return template;
+}
+
+let template: Promise<Blob> | undefined;
+
+async function buildOrReadTemplate(): Promise<Blob> {
   const migrations = await readMigrations();
   const pkg = await fs.readFile(new URL('../../package-lock.json', import.meta.url), 'utf8');
   const key = createHash('sha256').update(JSON.stringify(migrations)).update(pkg).digest('hex').slice(0, 16);
@@ -28,8 +36,13 @@ export async function embeddedTemplate(): Promise<Blob> {
   const blob = await db.dump!();
   await db.close();
   // Written under a unique name and renamed, so parallel test files never read half a file.
-  const partial = `${file}.${process.pid}.partial`;
-  await fs.writeFile(partial, Buffer.from(await blob.arrayBuffer()));
-  await fs.rename(partial, file);
+  const partial = `${file}.${randomUUID()}.partial`;
+  try {
+    await fs.writeFile(partial, Buffer.from(await blob.arrayBuffer()));
+    await fs.rename(partial, file);
+  } catch {
+    // Another test file may be writing the same template; this one has its copy in memory anyway.
+    await fs.rm(partial, { force: true });
+  }
   return blob;
 }

@@ -247,7 +247,7 @@ void describe('recovery paths of the batch processor, on the real database', () 
   async function storeBatch(tenantId: string, items: unknown[]): Promise<string> {
     const batchId = randomUUID();
     await svc.service.db.transaction(async (tx) => {
-      await insertBatch(tx, { tenantId, batchId, receivedCount: items.length, createdAt: new Date() });
+      await insertBatch(tx, { tenantId, batchId, receivedCount: items.length });
       await insertBatchItems(tx, { tenantId, batchId, bodyJson: JSON.stringify({ items }) });
     });
     return batchId;

@@ -83,6 +83,15 @@ void describe('202 accepted', () => {
     }
   });
 
+  void test('a JSON body declared in a charset other than UTF-8 is 415, and nothing is stored', async () => {
+    const token = await freshToken();
+    const body = JSON.stringify({ items: [product()] });
+    for (const type of ['application/json; charset=utf-16', 'application/json; charset="latin1"']) {
+      assertProblem(await post(token, body, type), { slug: 'unsupported-media-type', instance: PATH });
+    }
+    await assertNothingStored(svc, token);
+  });
+
   void test('exactly 1000 items are accepted and all upserted', async () => {
     const token = await freshToken();
     const items = Array.from({ length: 1000 }, () => product());
