@@ -6,6 +6,8 @@ import { fieldErrorsFromAjv } from './item-errors.ts';
 /** Most errors reported for one item; the rest are dropped (CONTRACT §5). */
 export const MAX_ERRORS_PER_ITEM = 50;
 
+const PLAIN_URL = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[A-Za-z\d-]+(?:\.[A-Za-z\d-]+)*(?::\d{1,5})?(?:[/?#]\S*)?$/;
+
 /**
  * An absolute URL with a scheme and a non-empty host, and no white space. Every test here is linear
  * in the length (a backtracking pattern made a 65,000-character URL take seconds), and an over-long
@@ -13,6 +15,9 @@ export const MAX_ERRORS_PER_ITEM = 50;
  */
 export function isAbsoluteUrlWithHost(value: string): boolean {
   if (value.length > MAX_STRING_LENGTH || /\s/.test(value)) return false;
+  // The common case (a plain host name, an optional port) needs no URL parser, which costs a few
+  // microseconds a call: 12 URLs an item make it the larger part of validating a batch.
+  if (PLAIN_URL.test(value)) return true;
   if (!/^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]/.test(value)) return false;
   try {
     return new URL(value).host !== '';
@@ -86,26 +91,35 @@ const unstorable = (text: string) => text.includes('\u0000') || !text.isWellForm
  * Strings PostgreSQL cannot store as text: a U+0000 or a lone surrogate (valid JSON escapes both).
  * Reported as `invalid_format` rather than left to fail the write as an internal error.
  */
-function unstorableStringErrors(value: unknown, path = ''): FieldError[] {
-  if (typeof value === 'string') {
-    return unstorable(value)
-      ? [
-          {
-            field: path,
-            code: 'invalid_format',
-            message: `${path || 'The value'} contains U+0000 or an unpaired surrogate.`,
-          },
-        ]
-      : [];
-  }
-  if (Array.isArray(value))
-    return value.flatMap((child, i) => unstorableStringErrors(child, `${path}[${i}]`));
+function unstorableStringErrors(value: unknown): FieldError[] {
+  // A quick pass first: this runs on every item, and paths are only worth building for a hit.
+  return hasUnstorableString(value) ? collectUnstorable(value, '', []) : [];
+}
+
+function hasUnstorableString(value: unknown): boolean {
+  if (typeof value === 'string') return unstorable(value);
+  if (Array.isArray(value)) return value.some(hasUnstorableString);
   if (isRecord(value)) {
-    return Object.entries(value).flatMap(([key, child]) =>
-      unstorableStringErrors(child, path === '' ? key : `${path}.${key}`),
-    );
+    for (const key in value) if (hasUnstorableString(value[key])) return true;
   }
-  return [];
+  return false;
+}
+
+function collectUnstorable(value: unknown, path: string, out: FieldError[]): FieldError[] {
+  if (typeof value === 'string') {
+    if (unstorable(value)) {
+      out.push({
+        field: path,
+        code: 'invalid_format',
+        message: `${path || 'The value'} contains U+0000 or an unpaired surrogate.`,
+      });
+    }
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) collectUnstorable(value[i], `${path}[${i}]`, out);
+  } else if (isRecord(value)) {
+    for (const key in value) collectUnstorable(value[key], path === '' ? key : `${path}.${key}`, out);
+  }
+  return out;
 }
 
 /** Compiles the validator from the one item schema (`FullProductIngest`). */
