@@ -83,10 +83,10 @@ if (values.only !== 'ingestion') {
 async function runIngestion(): Promise<void> {
   const result = await benchIngestion({
     databaseUrl,
-    batchesPerRun: smoke ? 2 : 5,
+    batchesPerRun: smoke ? 2 : 20,
     repeats: smoke ? 1 : 3,
     growthLevels: smoke ? [1, 2] : [1, 10, 100],
-    growthBatches: smoke ? 1 : 3,
+    growthBatches: smoke ? 1 : 5,
     pollers: smoke ? 5 : 50,
     pollSeconds: smoke ? 1 : 5,
     analyzer: !values['no-analyzer'],
