@@ -15,7 +15,10 @@ export const NODES = {
   detections: 'tower_0/detections',
   heatmap: 'tower_0/keypoints',
   headMean: 'tower_0/CenternetHead/Mean',
+  headMap: 'tower_0/CenternetHead/Relu_2',
   backbone: 'tower_0/extern1/hard_swish/mul_1',
+  se10: 'tower_0/MobilenetV3/expanded_conv_10/squeeze_excite/Mean',
+  se11: 'tower_0/MobilenetV3/expanded_conv_11/squeeze_excite/Mean',
   se12: 'tower_0/MobilenetV3/expanded_conv_12/squeeze_excite/Mean',
   se13: 'tower_0/MobilenetV3/expanded_conv_13/squeeze_excite/Mean',
   se14: 'tower_0/MobilenetV3/expanded_conv_14/squeeze_excite/Mean',
@@ -30,10 +33,17 @@ export interface CenterNetOutputs {
   /** Per-class maximum of the centre heatmap (80 values, 0..1): "is there any X". */
   classMax: Float32Array;
   headMean: Float32Array;
-  /** Global mean of the last backbone map (16×16×480). */
+  /** Global max of the detection head's last shared map (128×128×128). */
+  headMax: Float32Array;
+  /** Means of that map over its 2×2 quadrants (4 × 128): where things are. */
+  headGrid: Float32Array;
+  /** Global mean and max of the last backbone map (16×16×480). */
   backboneMean: Float32Array;
+  backboneMax: Float32Array;
   /** Means of the last backbone map over its top, middle and bottom thirds (3 × 480). */
   backboneStrips: Float32Array;
+  se10: Float32Array;
+  se11: Float32Array;
   se12: Float32Array;
   se13: Float32Array;
   se14: Float32Array;
@@ -109,30 +119,30 @@ export class CenterNetModel {
       const cut2 = Math.round((2 * rows) / 3);
       const strip = (from: number, to: number): tf.Tensor =>
         backbone.slice([0, from, 0, 0], [1, to - from, -1, -1]).mean([0, 1, 2]);
-      return [
-        byKey.detections.reshape([-1]),
-        byKey.heatmap.max([0, 1, 2]),
-        byKey.headMean.reshape([-1]),
-        backbone.mean([0, 1, 2]),
-        tf.concat([strip(0, cut1), strip(cut1, cut2), strip(cut2, rows)]),
-        byKey.se12.reshape([-1]),
-        byKey.se13.reshape([-1]),
-        byKey.se14.reshape([-1]),
-      ];
+      const headMap = byKey.headMap as tf.Tensor4D;
+      const half = Math.floor(headMap.shape[1] / 2);
+      const quadrant = (y: number, x: number): tf.Tensor =>
+        headMap.slice([0, y * half, x * half, 0], [1, half, half, -1]).mean([0, 1, 2]);
+      return {
+        detections: byKey.detections.reshape([-1]),
+        classMax: byKey.heatmap.max([0, 1, 2]),
+        headMean: byKey.headMean.reshape([-1]),
+        headMax: headMap.max([0, 1, 2]),
+        headGrid: tf.concat([quadrant(0, 0), quadrant(0, 1), quadrant(1, 0), quadrant(1, 1)]),
+        backboneMean: backbone.mean([0, 1, 2]),
+        backboneMax: backbone.max([0, 1, 2]),
+        backboneStrips: tf.concat([strip(0, cut1), strip(cut1, cut2), strip(cut2, rows)]),
+        se10: byKey.se10.reshape([-1]),
+        se11: byKey.se11.reshape([-1]),
+        se12: byKey.se12.reshape([-1]),
+        se13: byKey.se13.reshape([-1]),
+        se14: byKey.se14.reshape([-1]),
+      } satisfies Record<keyof CenterNetOutputs, tf.Tensor>;
     });
-    const [detections, classMax, headMean, backboneMean, backboneStrips, se12, se13, se14] = pooled.map(
-      (t) => t.dataSync() as Float32Array,
-    );
-    tf.dispose(pooled);
-    return {
-      detections: detections!,
-      classMax: classMax!,
-      headMean: headMean!,
-      backboneMean: backboneMean!,
-      backboneStrips: backboneStrips!,
-      se12: se12!,
-      se13: se13!,
-      se14: se14!,
-    };
+    const out = Object.fromEntries(
+      Object.entries(pooled).map(([key, tensor]) => [key, tensor.dataSync() as Float32Array]),
+    ) as unknown as CenterNetOutputs;
+    tf.dispose(Object.values(pooled));
+    return out;
   }
 }

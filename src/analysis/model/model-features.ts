@@ -6,8 +6,13 @@ import { type ImageStatistics, measureImage, statisticsVector } from './image-st
 /** Named feature blocks a classifier head can pick from; the training cache stores all of them. */
 export const FEATURE_BLOCKS = [
   'headMean',
+  'headMax',
+  'headGrid',
   'backboneMean',
+  'backboneMax',
   'backboneStrips',
+  'se10',
+  'se11',
   'se12',
   'se13',
   'se14',
@@ -39,8 +44,13 @@ export function extractFeatures(model: CenterNetModel, image: RawImage): ModelFe
   return {
     blocks: {
       headMean: out.headMean,
+      headMax: out.headMax,
+      headGrid: out.headGrid,
       backboneMean: out.backboneMean,
+      backboneMax: out.backboneMax,
       backboneStrips: out.backboneStrips,
+      se10: out.se10,
+      se11: out.se11,
       se12: out.se12,
       se13: out.se13,
       se14: out.se14,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
+import { decodeFloat16 } from './float16-codec.ts';
 import { FEATURE_BLOCKS, type FeatureBlock, type ModelFeatures } from './model-features.ts';
 
 /** Where the committed head lives, next to this file. */
@@ -16,11 +17,13 @@ export interface RoomHeadFile {
   /** Class names (training labels after mapping, e.g. `entrance_hall`, `exterior`). */
   labels: string[];
   blocks: FeatureBlock[];
-  /** Feature normalisation, one entry per concatenated feature. */
-  mean: number[];
-  scale: number[];
-  /** labels.length rows of features-many weights. */
-  weights: number[][];
+  /** Number of concatenated features. */
+  dimensions: number;
+  /** Feature normalisation, one entry per feature (float16, base64: see float16-codec.ts). */
+  mean: string;
+  scale: string;
+  /** One row of feature weights per label (float16, base64). */
+  weights: string[];
   bias: number[];
   /** Fitted on a calibration split held out from training. */
   temperature: number;
@@ -44,22 +47,27 @@ export interface RoomHead {
 
 /** Validates and unpacks a head file. */
 export function parseRoomHead(file: RoomHeadFile): RoomHead {
-  const dims = file.mean.length;
+  const dims = file.dimensions;
+  const mean = decodeFloat16(file.mean);
+  const scale = decodeFloat16(file.scale);
+  const weights = file.weights.map(decodeFloat16);
   const ok =
     file.version === 1 &&
     file.blocks.every((b) => (FEATURE_BLOCKS as readonly string[]).includes(b)) &&
-    file.scale.length === dims &&
-    file.weights.length === file.labels.length &&
+    mean.length === dims &&
+    scale.length === dims &&
+    scale.every((s) => s > 0) &&
+    weights.length === file.labels.length &&
     file.bias.length === file.labels.length &&
-    file.weights.every((row) => row.length === dims) &&
+    weights.every((row) => row.length === dims) &&
     file.temperature > 0;
   if (!ok) throw new Error('the room classifier file is malformed');
   return {
     labels: file.labels,
     blocks: file.blocks,
-    mean: Float64Array.from(file.mean),
-    scale: Float64Array.from(file.scale),
-    weights: file.weights.map((row) => Float64Array.from(row)),
+    mean,
+    scale,
+    weights,
     bias: Float64Array.from(file.bias),
     temperature: file.temperature,
     unknownBelow: file.unknownBelow,

@@ -1,0 +1,96 @@
+/**
+ * Runs the vision model directly (no HTTP) on a labelled folder and prints how often it is right.
+ *
+ *   npm run eval -- <dir> [--head <room-classifier.json>] [--threads <n>] [--verbose]
+ *
+ * <dir>/manifest.csv: file,label[,…]. Labels as in ../shared/eval/README.md; `hallway` counts as right
+ * for `entrance_hall` or `corridor`. The last line is `room type accuracy: NN.N% (n=N)`.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { createSceneClassifier, decodeForModel } from '../src/analysis/model/index.ts';
+import type { RoomType, SceneKind, SceneVerdict } from '../src/analysis/scene-types.ts';
+import { readManifest } from './lib/manifest.ts';
+import { printConfusion, type Outcome } from './lib/eval-report.ts';
+
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    head: { type: 'string' },
+    threads: { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+const dir = positionals[0];
+if (!dir) {
+  console.error('usage: npm run eval -- <dir with manifest.csv> [--head file] [--threads n] [--verbose]');
+  process.exit(2);
+}
+
+/** Room types a manifest label accepts. */
+function accepted(label: string): RoomType[] {
+  return label === 'hallway' ? ['entrance_hall', 'corridor'] : [label as RoomType];
+}
+
+/** Scene kind a manifest label implies. */
+function expectedScene(label: string): SceneKind {
+  if (label === 'exterior' || label === 'floor_plan' || label === 'other') return label;
+  return 'interior';
+}
+
+const entries = await readManifest(dir);
+const classifier = createSceneClassifier({
+  threads: args.threads === undefined ? undefined : Number(args.threads),
+  headPath: args.head === undefined ? undefined : path.resolve(args.head),
+});
+const loadStarted = performance.now();
+await classifier.ready();
+const loadMs = performance.now() - loadStarted;
+
+const started = performance.now();
+let inferenceMs = 0;
+let next = 0;
+const outcomes: Outcome[] = new Array<Outcome>(entries.length);
+// A few lanes more than threads so that decoding overlaps with inference, as in the service.
+await Promise.all(
+  Array.from({ length: 4 }, async () => {
+    while (next < entries.length) {
+      const i = next++;
+      const entry = entries[i]!;
+      let verdict: SceneVerdict | null = null;
+      let error: string | undefined;
+      try {
+        verdict = await classifier.classify(await decodeForModel(await readFile(entry.absolutePath)));
+        inferenceMs += verdict.inferenceMs;
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+      }
+      const predicted: RoomType = verdict?.roomType ?? 'unknown';
+      outcomes[i] = {
+        file: entry.file,
+        label: entry.label,
+        predicted,
+        confidence: verdict?.roomConfidence ?? 0,
+        correct: accepted(entry.label).includes(predicted),
+        sceneCorrect: verdict?.scene === expectedScene(entry.label),
+        scene: verdict?.scene ?? 'other',
+        error,
+      };
+    }
+  }),
+);
+const seconds = (performance.now() - started) / 1000;
+await classifier.close();
+
+printConfusion(outcomes, { verbose: args.verbose });
+console.log(
+  `speed: ${(entries.length / seconds).toFixed(2)} images/s (decode + model, ${entries.length} images in ` +
+    `${seconds.toFixed(1)} s), ${(inferenceMs / Math.max(1, entries.length)).toFixed(0)} ms model time per image, ` +
+    `model load ${(loadMs / 1000).toFixed(1)} s`,
+);
+const right = outcomes.filter((o) => o.correct).length;
+console.log(
+  `room type accuracy: ${((100 * right) / Math.max(1, outcomes.length)).toFixed(1)}% (n=${outcomes.length})`,
+);

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { decodeForModel } from '../../src/analysis/model/decode-for-model.ts';
+import { InferencePool } from '../../src/analysis/model/inference-pool.ts';
+import {
+  FEATURE_BLOCKS,
+  type FeatureBlock,
+  type ModelFeatures,
+} from '../../src/analysis/model/model-features.ts';
+import type { DetectedObject } from '../../src/analysis/scene-types.ts';
+import type { ManifestEntry } from './manifest.ts';
+
+/** Bump when the features change meaning, so stale cache files are ignored. */
+const FEATURE_VERSION = 'centernet-v1';
+
+/** Cached model output for one photo. */
+export interface CachedFeatures {
+  blocks: Record<FeatureBlock, Float32Array>;
+  detections: DetectedObject[];
+}
+
+interface CacheFile {
+  blocks: Record<string, string>;
+  detections: DetectedObject[];
+}
+
+async function cachePath(cacheDir: string, file: string): Promise<string> {
+  const info = await stat(file);
+  const key = createHash('sha1')
+    .update(`${FEATURE_VERSION}|${path.resolve(file)}|${info.size}|${info.mtimeMs}`)
+    .digest('hex');
+  return path.join(cacheDir, key.slice(0, 2), `${key}.json`);
+}
+
+async function readCache(file: string): Promise<CachedFeatures | null> {
+  try {
+    const json = JSON.parse(await readFile(file, 'utf8')) as CacheFile;
+    const blocks = {} as Record<FeatureBlock, Float32Array>;
+    for (const name of FEATURE_BLOCKS) {
+      const b64 = json.blocks[name];
+      if (b64 === undefined) return null;
+      const bytes = Buffer.from(b64, 'base64');
+      blocks[name] = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4).slice();
+    }
+    return { blocks, detections: json.detections };
+  } catch {
+    return null;
+  }
+}
+
+async function writeCache(file: string, features: ModelFeatures): Promise<void> {
+  const blocks: Record<string, string> = {};
+  for (const name of FEATURE_BLOCKS) {
+    const b = features.blocks[name];
+    blocks[name] = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+  }
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify({ blocks, detections: features.detections } satisfies CacheFile));
+}
+
+/** Cached features of each entry, null where not cached yet. */
+export async function readCachedFeatures(
+  entries: readonly ManifestEntry[],
+  cacheDir: string,
+): Promise<(CachedFeatures | null)[]> {
+  return Promise.all(entries.map(async (e) => readCache(await cachePath(cacheDir, e.absolutePath))));
+}
+
+/**
+ * Features for every entry, from the cache where present, else from the model on a pool of worker
+ * threads. Photos are read in place; only derived numbers are written to `cacheDir`.
+ */
+export async function loadFeatures(
+  entries: readonly ManifestEntry[],
+  options: { cacheDir: string; threads?: number; log?: (line: string) => void },
+): Promise<CachedFeatures[]> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const results = await readCachedFeatures(entries, options.cacheDir);
+  const missing = results.flatMap((r, i) => (r === null ? [i] : []));
+  log(`features: ${entries.length - missing.length} cached, ${missing.length} to extract`);
+  if (missing.length === 0) return results as CachedFeatures[];
+
+  const pool = new InferencePool({ threads: options.threads, headPath: null });
+  const started = Date.now();
+  let done = 0;
+  try {
+    await pool.ready;
+    let next = 0;
+    // A few more jobs than threads keep decoding (sharp, libuv pool) overlapped with inference.
+    const lanes = Array.from({ length: 6 }, async () => {
+      while (next < missing.length) {
+        const i = missing[next++]!;
+        const entry = entries[i]!;
+        const image = await decodeForModel(await readFile(entry.absolutePath));
+        const features = await pool.run('features', image);
+        await writeCache(await cachePath(options.cacheDir, entry.absolutePath), features);
+        results[i] = { blocks: features.blocks, detections: features.detections };
+        if (++done % 250 === 0 || done === missing.length) {
+          const rate = done / ((Date.now() - started) / 1000);
+          log(`features: ${done}/${missing.length} (${rate.toFixed(1)} img/s)`);
+        }
+      }
+    });
+    await Promise.all(lanes);
+  } finally {
+    await pool.close();
+  }
+  return results as CachedFeatures[];
+}

@@ -1,0 +1,137 @@
+/**
+ * The real vision model: CenterNet on the wasm backend in worker threads, the committed classifier
+ * head and the drawing detector. Photos come from ../shared/eval/rooms-dev when present.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import sharp from 'sharp';
+
+import { createSceneClassifier, decodeForModel } from '../../src/analysis/model/index.ts';
+import type { SceneClassifier } from '../../src/analysis/scene-types.ts';
+import { drawSyntheticFloorPlan } from '../../scripts/lib/synthetic-floor-plan.ts';
+
+const DEV_DIR = path.resolve(import.meta.dirname, '../../../shared/eval/rooms-dev');
+const hasDevSet = existsSync(path.join(DEV_DIR, 'manifest.csv'));
+
+let classifier: SceneClassifier;
+
+before(async () => {
+  classifier = createSceneClassifier({ threads: 2 });
+  await classifier.ready();
+});
+
+after(async () => {
+  await classifier.close();
+});
+
+void test('decodeForModel applies the EXIF orientation and caps the long side at 512 px', async () => {
+  // Left half red, right half blue, stored landscape with "rotate 90° clockwise to display".
+  const width = 1200;
+  const height = 600;
+  const pixels = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < width * height; i++)
+    pixels.set(i % width < width / 2 ? [255, 0, 0] : [0, 0, 255], i * 3);
+  const jpeg = await sharp(pixels, { raw: { width, height, channels: 3 } })
+    .jpeg()
+    .withMetadata({ orientation: 6 })
+    .toBuffer();
+
+  const image = await decodeForModel(jpeg);
+
+  assert.deepEqual([image.width, image.height, image.channels], [256, 512, 3]);
+  assert.equal(image.data.length, 256 * 512 * 3);
+  const at = (x: number, y: number): number[] =>
+    Array.from(image.data.subarray((y * 256 + x) * 3, (y * 256 + x) * 3 + 3));
+  // Rotated clockwise, the red left half is now on top.
+  assert.ok(at(128, 64)[0]! > 200 && at(128, 64)[2]! < 60, `top should be red, got ${at(128, 64).join(',')}`);
+  assert.ok(
+    at(128, 448)[2]! > 200 && at(128, 448)[0]! < 60,
+    `bottom should be blue, got ${at(128, 448).join(',')}`,
+  );
+});
+
+void test('decodeForModel does not enlarge small images and flattens transparency on white', async () => {
+  const png = await sharp({
+    create: { width: 100, height: 40, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+  })
+    .png()
+    .toBuffer();
+
+  const image = await decodeForModel(png);
+
+  assert.deepEqual([image.width, image.height, image.channels], [100, 40, 3]);
+  assert.deepEqual(Array.from(image.data.subarray(0, 3)), [255, 255, 255]);
+});
+
+void test('the model loads in worker threads and returns a consistent verdict', async () => {
+  assert.equal(classifier.isReady(), true);
+  const noise = Buffer.alloc(320 * 240 * 3);
+  for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) % 251;
+  const verdict = await classifier.classify({ data: noise, width: 320, height: 240, channels: 3 });
+
+  const sceneSum = Object.values(verdict.sceneProbabilities).reduce((a, b) => a + b, 0);
+  const roomSum = Object.values(verdict.roomProbabilities).reduce((a, b) => a + b, 0);
+  assert.ok(Math.abs(sceneSum - 1) < 1e-6, `scene probabilities sum to ${sceneSum}`);
+  assert.ok(Math.abs(roomSum - 1) < 1e-6, `room probabilities sum to ${roomSum}`);
+  assert.ok(verdict.inferenceMs > 0);
+  assert.ok(verdict.personScore >= 0 && verdict.personScore <= 1);
+});
+
+void test('a drawn floor plan is a floor_plan and a blank page is other, classified concurrently', async () => {
+  const blankPng = await sharp({ create: { width: 600, height: 400, channels: 3, background: '#ffffff' } })
+    .png()
+    .toBuffer();
+  const [plan, blank] = await Promise.all([
+    decodeForModel(await drawSyntheticFloorPlan(7)).then((image) => classifier.classify(image)),
+    decodeForModel(blankPng).then((image) => classifier.classify(image)),
+  ]);
+
+  assert.equal(plan.roomType, 'floor_plan');
+  assert.equal(plan.scene, 'floor_plan');
+  assert.equal(blank.roomType, 'other');
+  assert.equal(blank.scene, 'other');
+});
+
+void test('inference runs off the event loop', async () => {
+  const image = await decodeForModel(await drawSyntheticFloorPlan(11));
+  let last = performance.now();
+  let longestGap = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+  }, 5);
+  await Promise.all(Array.from({ length: 6 }, () => classifier.classify(image)));
+  clearInterval(timer);
+
+  // Six inferences take well over a second of CPU; the main thread only copies messages.
+  assert.ok(longestGap < 150, `event loop blocked for ${longestGap.toFixed(0)} ms`);
+});
+
+const PHOTOS: { file: string; roomType: string; scene: string; object?: string }[] = [
+  { file: 'bathroom/houses_361_bathroom.jpg', roomType: 'bathroom', scene: 'interior', object: 'toilet' },
+  { file: 'kitchen/houses_49_kitchen.jpg', roomType: 'kitchen', scene: 'interior', object: 'refrigerator' },
+  { file: 'bedroom/houses_121_bedroom.jpg', roomType: 'bedroom', scene: 'interior', object: 'bed' },
+  { file: 'exterior/houses_109_frontal.jpg', roomType: 'exterior', scene: 'exterior' },
+  { file: 'floor_plan/fpd_CubiCasa5K_download-2.jpg', roomType: 'floor_plan', scene: 'floor_plan' },
+];
+
+for (const photo of PHOTOS) {
+  void test(`real photo ${photo.file} → ${photo.roomType}`, async (t) => {
+    if (!hasDevSet) {
+      t.skip('../shared/eval/rooms-dev not present');
+      return;
+    }
+    const verdict = await classifier.classify(
+      await decodeForModel(await readFile(path.join(DEV_DIR, photo.file))),
+    );
+
+    assert.equal(verdict.roomType, photo.roomType);
+    assert.equal(verdict.scene, photo.scene);
+    if (photo.object) assert.ok(verdict.objects.some((o) => o.label === photo.object && o.score >= 0.5));
+  });
+}
