@@ -17,7 +17,11 @@ export default tseslint.config(
         {
           // node:test's test() and describe() report their own failures; awaiting them is optional.
           allowForKnownSafeCalls: [
-            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite', 'before', 'after'] },
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['test', 'describe', 'it', 'suite', 'before', 'after'],
+            },
           ],
         },
       ],
