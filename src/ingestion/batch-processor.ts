@@ -1,9 +1,8 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Database } from '../db/database.ts';
-import type { FieldError } from '../http/errors.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import type { FullProductIngest } from '../catalog/product-schema.ts';
 import { findVariantsBySku, upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
-import { mergeItems } from '../catalog/merge-items.ts';
+import { mergeItems, type MergedChunk } from '../catalog/merge-items.ts';
 import { BATCH_STATUS, TERMINAL_STATUSES, type BatchStatus } from './batch-status.ts';
 import { findBatch, type BatchRow } from './batch.repository.ts';
 import {
@@ -19,6 +18,7 @@ import {
   type ItemFailure,
 } from './batch-progress.repository.ts';
 import type { ItemValidator } from './item-validator.ts';
+import { internalError, isDataError, itemKeys } from './item-failures.ts';
 
 /** Thrown when the process is shutting down: the batch is left as it is, to be resumed. */
 export class ShutdownError extends Error {
@@ -34,65 +34,60 @@ export interface BatchOutcome {
   failed: number;
 }
 
+type ChunkItems = Array<{ index: number; item: FullProductIngest }>;
+type ValidItems = Map<number, FullProductIngest>;
+
+/** A batch read, parsed and judged ahead of its turn; see {@link BatchProcessor.prepareBatch}. */
+export interface PreparedBatch {
+  batchId: string;
+  valid: ValidItems;
+  failures: ItemFailure[];
+  /** Its first unsettled chunk, merged against the catalog as it stood when prepared. */
+  chunk: {
+    from: number;
+    to: number;
+    items: ChunkItems;
+    /** The skus whose stored rows the merge read. */
+    skus: string[];
+    merged: MergedChunk;
+  } | null;
+}
+
+/** What the worker hands a run when it pipelines a tenant's batches. */
+export interface PipelineOptions {
+  /** This batch, prepared while the previous one was being written. */
+  prepared?: PreparedBatch | null;
+  /** Skus written since `prepared` read the catalog: a merge that read any of them is redone. */
+  writtenSince?: ReadonlySet<string>;
+  /** Receives the skus this run writes. */
+  written?: Set<string>;
+  /**
+   * Called when a chunk's rows are on their way to the database: the time to prepare the next
+   * batch, whose parsing would otherwise hold up this one's statements on the event loop.
+   */
+  onWriting?: () => void;
+}
+
 /** Validates and applies one batch; safe to run again on a batch interrupted at any point. */
 export interface BatchProcessor {
-  processBatch(tenantId: string, batchId: string, signal: AbortSignal): Promise<BatchOutcome>;
+  /**
+   * Reads, parses and validates a batch and merges its first chunk against the catalog as it
+   * stands, writing nothing. The worker prepares a tenant's next batch while the current one is
+   * being written, so the CPU work of one overlaps the database work of the other.
+   */
+  prepareBatch(tenantId: string, batchId: string): Promise<PreparedBatch | null>;
+  processBatch(
+    tenantId: string,
+    batchId: string,
+    signal: AbortSignal,
+    pipeline?: PipelineOptions,
+  ): Promise<BatchOutcome>;
   /** Records a failed attempt; past the limit, fails the batch's unsettled items and ends it. */
   recordFailedAttempt(tenantId: string, batchId: string): Promise<void>;
 }
 
-type ValidItems = Map<number, FullProductIngest>;
-
 /** Items validated between two turns of the event loop. */
 const VALIDATION_SLICE = 100;
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * The `external_id` and `sku` an errors page shows for a failed item: the item's external_id if it
- * is a string; the sku of the variant the first error is about, else of the first variant.
- */
-export function itemKeys(
-  item: unknown,
-  errors: readonly FieldError[],
-): { external_id: string | null; sku: string | null } {
-  if (!isRecord(item)) return { external_id: null, sku: null };
-  const variants = Array.isArray(item.variants) ? (item.variants as unknown[]) : [];
-  const skuOf = (index: number) => {
-    const variant = variants[index];
-    return isRecord(variant) && typeof variant.sku === 'string' ? variant.sku : null;
-  };
-  const about = /^variants\[(\d+)\]/.exec(errors[0]?.field ?? '');
-  return {
-    external_id: typeof item.external_id === 'string' ? item.external_id : null,
-    sku: (about ? skuOf(Number(about[1])) : null) ?? skuOf(0),
-  };
-}
-
-/**
- * Whether a failed write says something about the data (so retrying the item alone may isolate
- * it) rather than about the connection or the server (so the whole job should be retried later):
- * PostgreSQL's data-exception (22) and integrity (23) classes, and errors without a SQLSTATE that
- * are not connection errors.
- */
-function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string')
-    return !(error instanceof Error && /connect|terminat|ECONN|timeout/i.test(error.message));
-  return code.startsWith('22') || code.startsWith('23') || code === 'XX000';
-}
-
-const internalError = (index: number, item: unknown): ItemFailure => {
-  const errors: FieldError[] = [
-    {
-      field: '',
-      code: 'internal_error',
-      message: 'The item could not be written; this is not a fault of the item.',
-    },
-  ];
-  return { index, ...itemKeys(item, errors), errors };
-};
 
 /** Creates the processor. `chunkSize` items are written per transaction. */
 export function createBatchProcessor(deps: {
@@ -132,7 +127,7 @@ export function createBatchProcessor(deps: {
 
   /** The valid items in [from, to), in index order. */
   function validItemsIn(known: ValidItems, from: number, to: number) {
-    const items: Array<{ index: number; item: FullProductIngest }> = [];
+    const items: ChunkItems = [];
     for (let i = from; i < to; i++) {
       const item = known.get(i);
       if (item) items.push({ index: i, item });
@@ -140,17 +135,32 @@ export function createBatchProcessor(deps: {
     return items;
   }
 
-  /** Writes items of [from, to) in one transaction; false when another run already did. */
+  const skusOf = (items: ChunkItems) => [
+    ...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku))),
+  ];
+
+  /** Merges a chunk's items on top of the stored variants they name. */
+  async function mergeChunk(tx: Queryable, tenantId: string, items: ChunkItems) {
+    const skus = skusOf(items);
+    return { skus, merged: mergeItems(items, await findVariantsBySku(tx, tenantId, skus)) };
+  }
+
+  /**
+   * Writes items of [from, to) in one transaction; null when another run already did. `premerged`
+   * is the chunk merged ahead of time, still valid; the skus written go into `written`.
+   */
   async function applyChunk(
     batch: BatchRow,
     from: number,
     to: number,
-    items: Array<{ index: number; item: FullProductIngest }>,
+    items: ChunkItems,
+    premerged: MergedChunk | null = null,
+    pipeline: PipelineOptions = {},
   ): Promise<{ upserted: number; failed: number } | null> {
     const tenantId = batch.tenant_id;
     return db.transaction(async (tx) => {
-      const skus = [...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku)))];
-      const merged = mergeItems(items, await findVariantsBySku(tx, tenantId, skus));
+      const merged = premerged ?? (await mergeChunk(tx, tenantId, items)).merged;
+      for (const variant of merged.variants) pipeline.written?.add(variant.sku);
       const step = { upserted: merged.applied.length, failed: merged.rejected.length };
       const fence = await advanceBatch(tx, {
         tenantId,
@@ -162,7 +172,9 @@ export function createBatchProcessor(deps: {
       });
       if (!fence) return null;
       await upsertProducts(tx, tenantId, merged.products);
-      await upsertVariants(tx, tenantId, merged.variants);
+      const writing = upsertVariants(tx, tenantId, merged.variants);
+      pipeline.onWriting?.();
+      await writing;
       const byIndex = new Map(items.map(({ index, item }) => [index, item]));
       const failures = merged.rejected.map(({ index, errors }) => ({
         index,
@@ -182,14 +194,15 @@ export function createBatchProcessor(deps: {
     batch: BatchRow,
     from: number,
     to: number,
-    items: Array<{ index: number; item: FullProductIngest }>,
+    items: ChunkItems,
+    pipeline: PipelineOptions,
   ) {
     const totals = { upserted: 0, failed: 0 };
     for (let i = from; i < to; i++) {
       const single = items.filter(({ index }) => index === i);
       let step: { upserted: number; failed: number } | null;
       try {
-        step = await applyChunk(batch, i, i + 1, single);
+        step = await applyChunk(batch, i, i + 1, single, null, pipeline);
       } catch (error) {
         if (!isDataError(error)) throw error;
         step = await db.transaction(async (tx) => {
@@ -214,17 +227,38 @@ export function createBatchProcessor(deps: {
     return totals;
   }
 
+  /** Where a batch's unsettled items start: validation (re)starts a batch from its first item. */
+  const resumeIndex = (batch: BatchRow) =>
+    batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating ? 0 : batch.next_index;
+
   return {
-    async processBatch(tenantId, batchId, signal) {
+    async prepareBatch(tenantId, batchId) {
+      const batch = await findBatch(db, tenantId, batchId);
+      if (!batch || TERMINAL_STATUSES.includes(batch.status)) return null;
+      const { valid, failures } = await validateAll(await readItems(db, { tenantId, batchId }));
+      const from = resumeIndex(batch);
+      const to = Math.min(from + chunkSize, batch.received_count);
+      if (from >= to) return { batchId, valid, failures, chunk: null };
+      const items = validItemsIn(valid, from, to);
+      return {
+        batchId,
+        valid,
+        failures,
+        chunk: { from, to, items, ...(await mergeChunk(db, tenantId, items)) },
+      };
+    },
+
+    async processBatch(tenantId, batchId, signal, pipeline = {}) {
       const outcome: BatchOutcome = { status: null, upserted: 0, failed: 0 };
       const batch = await findBatch(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status)) return outcome;
       const key = { tenantId, batchId };
+      const prepared = pipeline.prepared?.batchId === batchId ? pipeline.prepared : null;
 
       if (batch.status === BATCH_STATUS.accepted) {
         await moveStatus(db, { ...key, from: BATCH_STATUS.accepted, to: BATCH_STATUS.validating });
       }
-      const { valid: known, failures } = await validateAll(await readItems(db, key));
+      const { valid: known, failures } = prepared ?? (await validateAll(await readItems(db, key)));
       if (batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating) {
         if (!(await recordVerdicts(batch, known, failures))) return outcome;
         batch.next_index = 0;
@@ -234,15 +268,19 @@ export function createBatchProcessor(deps: {
       for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
         if (signal.aborted) throw new ShutdownError();
         const to = Math.min(from + chunkSize, batch.received_count);
-        const items = validItemsIn(known, from, to);
+        // A chunk merged ahead of time still holds if nothing written since touched its skus
+        // (this worker is the only writer of the tenant's catalog while it holds the tenant lock).
+        const ahead = prepared?.chunk?.from === from && prepared.chunk.to === to ? prepared.chunk : null;
+        const fresh = ahead && !ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? ahead : null;
+        const items = ahead?.items ?? validItemsIn(known, from, to);
         let step: { upserted: number; failed: number } | null;
         try {
-          step = await applyChunk(batch, from, to, items);
+          step = await applyChunk(batch, from, to, items, fresh?.merged ?? null, pipeline);
         } catch (error) {
           // A lost connection or a server restart is the job's to retry; only a write the data
           // itself makes fail is narrowed down item by item.
           if (!isDataError(error)) throw error;
-          step = await applyChunkItemByItem(batch, from, to, items);
+          step = await applyChunkItemByItem(batch, from, to, items, pipeline);
         }
         if (!step) return outcome; // another run holds this batch; it will finish it
         outcome.upserted += step.upserted;

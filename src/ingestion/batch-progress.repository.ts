@@ -12,13 +12,20 @@ const TOUCH = `updated_at = GREATEST(date_trunc('milliseconds', clock_timestamp(
 
 const UNFINISHED = `('accepted', 'validating', 'processing')`;
 
-/** The tenant's oldest unfinished batch: batches of one tenant are applied in submission order. */
-export async function findOldestUnfinishedBatch(db: Queryable, tenantId: string): Promise<string | null> {
+/**
+ * The tenant's oldest unfinished batches, at most `limit`, oldest first: batches of one tenant are
+ * applied in submission order.
+ */
+export async function findOldestUnfinishedBatches(
+  db: Queryable,
+  tenantId: string,
+  limit: number,
+): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
-    `SELECT id::text AS id FROM batches WHERE tenant_id = $1 AND status IN ${UNFINISHED} ORDER BY seq LIMIT 1`,
-    [tenantId],
+    `SELECT id::text AS id FROM batches WHERE tenant_id = $1 AND status IN ${UNFINISHED} ORDER BY seq LIMIT $2`,
+    [tenantId, limit],
   );
-  return rows[0]?.id ?? null;
+  return rows.map((row) => row.id);
 }
 
 /** Tenants with an unfinished batch that nothing has touched for `staleSeconds`. */

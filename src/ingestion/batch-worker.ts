@@ -1,9 +1,9 @@
 import type { Database } from '../db/database.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { BatchProcessor } from './batch-processor.ts';
+import type { BatchProcessor, PipelineOptions, PreparedBatch } from './batch-processor.ts';
 import { ShutdownError } from './batch-processor.ts';
-import { findOldestUnfinishedBatch, findTenantsWithStaleBatches } from './batch-progress.repository.ts';
+import { findOldestUnfinishedBatches, findTenantsWithStaleBatches } from './batch-progress.repository.ts';
 import { pruneRateLimitWindows } from './rate-limiter.ts';
 
 /** Longest a job keeps draining one tenant before handing the rest to a new job (fairness, expiry). */
@@ -49,10 +49,10 @@ export function createBatchWorker(deps: {
   const shutdown = new AbortController();
   let sweeper: NodeJS.Timeout | undefined;
 
-  async function processOne(tenantId: string, batchId: string): Promise<boolean> {
+  async function processOne(tenantId: string, batchId: string, pipeline: PipelineOptions): Promise<boolean> {
     const started = process.hrtime.bigint();
     try {
-      const outcome = await processor.processBatch(tenantId, batchId, shutdown.signal);
+      const outcome = await processor.processBatch(tenantId, batchId, shutdown.signal, pipeline);
       metrics.itemsSettled.inc({ outcome: 'upserted' }, outcome.upserted);
       metrics.itemsSettled.inc({ outcome: 'failed' }, outcome.failed);
       if (outcome.status) {
@@ -68,16 +68,46 @@ export function createBatchWorker(deps: {
     }
   }
 
+  /** Prepares a batch ahead of its turn; a failure only means it is prepared again in its turn. */
+  async function prepareQuietly(tenantId: string, batchId: string): Promise<PreparedBatch | null> {
+    try {
+      return await processor.prepareBatch(tenantId, batchId);
+    } catch (error) {
+      log.warn({ err: error, tenantId, batchId }, 'preparing a batch ahead of its turn failed');
+      return null;
+    }
+  }
+
   async function drainTenant(tenantId: string): Promise<void> {
     for (;;) {
       const held = await db.withLock(`tenant:${tenantId}`, 0, async () => {
         const deadline = Date.now() + budget;
-        for (;;) {
-          const batchId = await findOldestUnfinishedBatch(db, tenantId);
-          if (!batchId) return 'drained' as const;
-          if (Date.now() >= deadline || shutdown.signal.aborted) return 'handed-off' as const;
-          const finished = await processOne(tenantId, batchId);
-          if (!finished) return 'handed-off' as const;
+        // The next batch is read, parsed, validated and merged while this one is being written.
+        let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
+        let written = new Set<string>();
+        try {
+          for (;;) {
+            const [batchId, nextId] = await findOldestUnfinishedBatches(db, tenantId, 2);
+            if (!batchId) return 'drained' as const;
+            if (Date.now() >= deadline || shutdown.signal.aborted) return 'handed-off' as const;
+            const prepared = ahead?.batchId === batchId ? await ahead.prepared : null;
+            ahead = null;
+            const startNext = () => {
+              if (nextId && !ahead) ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId) };
+            };
+            const writtenSince = written;
+            written = new Set();
+            const finished = await processOne(tenantId, batchId, {
+              prepared,
+              writtenSince,
+              written,
+              onWriting: startNext,
+            });
+            if (!finished) return 'handed-off' as const;
+          }
+        } finally {
+          // Nothing outlives the lock: a preparation still reading finishes before it is released.
+          await ahead?.prepared;
         }
       });
       if (held === null) return;
@@ -87,7 +117,7 @@ export function createBatchWorker(deps: {
         return;
       }
       // Drained: a batch committed while the lock was held may have had its job give up; look again.
-      if (!(await findOldestUnfinishedBatch(db, tenantId))) return;
+      if ((await findOldestUnfinishedBatches(db, tenantId, 1)).length === 0) return;
     }
   }
 

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { product, variant } from '../helpers/catalog-fixtures.ts';
+import { batchStatus, countersOf } from '../helpers/state-assertions.ts';
+import type { Database, Queryable } from '../../src/db/database.ts';
+import { createBatchProcessor, type BatchProcessor } from '../../src/ingestion/batch-processor.ts';
+import { createBatchWorker } from '../../src/ingestion/batch-worker.ts';
+import { insertBatch, insertBatchItems } from '../../src/ingestion/batch.repository.ts';
+import { createItemValidator } from '../../src/ingestion/item-validator.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+
+/**
+ * The worker prepares a tenant's next batch (parse, validate, merge against the catalog) while the
+ * current one is being written. These tests drain stored batches with a worker of their own and
+ * check that what the client sees is exactly what one-batch-at-a-time processing gives.
+ */
+
+let svc: TestService;
+before(async () => {
+  svc = await startTestService();
+});
+after(async () => {
+  await svc?.stop();
+});
+
+/** Stores a batch the way a submission does, but enqueues no job: the test drains it. */
+async function storeBatch(tenantId: string, items: unknown[]): Promise<string> {
+  const batchId = randomUUID();
+  await svc.service.db.transaction(async (tx) => {
+    await insertBatch(tx, { tenantId, batchId, receivedCount: items.length });
+    await insertBatchItems(tx, { tenantId, batchId, bodyJson: JSON.stringify({ items }) });
+  });
+  return batchId;
+}
+
+const SKU_LOOKUP = /FROM unnest\(\$2::text\[\]\) AS k\(sku\)/;
+
+/** The database, counting the catalog's sku look-ups. */
+function countingLookups(db: Database): { db: Database; lookups: () => number } {
+  let lookups = 0;
+  const counting = <Q extends Queryable>(q: Q): Q => ({
+    ...q,
+    async query(text: string, params?: readonly unknown[]) {
+      if (SKU_LOOKUP.test(text)) lookups++;
+      return q.query(text, params);
+    },
+  });
+  const counted: Database = {
+    ...counting(db),
+    transaction: (fn) => db.transaction((tx) => fn(counting(tx))),
+  };
+  return { db: counted, lookups: () => lookups };
+}
+
+/** Drains `tenant` with a worker of its own; returns which batches were run with a prepared copy. */
+async function drain(tenant: string) {
+  const { db, lookups } = countingLookups(svc.service.db);
+  const processor: BatchProcessor = createBatchProcessor({
+    db,
+    validateItem: createItemValidator(),
+    chunkSize: 1000,
+    maxAttempts: 3,
+  });
+  const preparedRuns: string[] = [];
+  const watched: BatchProcessor = {
+    ...processor,
+    async processBatch(tenantId, batchId, signal, pipeline) {
+      if (pipeline?.prepared?.batchId === batchId) preparedRuns.push(batchId);
+      return processor.processBatch(tenantId, batchId, signal, pipeline);
+    },
+  };
+  const worker = createBatchWorker({
+    db,
+    queue: svc.service.queue,
+    processor: watched,
+    metrics: createMetrics({ defaults: false }),
+    log: pino({ level: 'silent' }),
+    concurrency: 1,
+  });
+  await worker.drainTenant(tenant);
+  return { preparedRuns, lookups: lookups() };
+}
+
+const imagesOf = async (token: string, externalId: string) => {
+  const res = await svc.request({ method: 'GET', url: `/products/${externalId}`, token });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json<{ variants: Array<{ sku: string; images: unknown[] }> }>().variants;
+};
+
+void describe('batches prepared ahead of their turn', () => {
+  void test('a batch prepared while the one before it writes the same sku sees that write', async () => {
+    const tenant = svc.tenant('pipeline-overlap');
+    const token = await svc.token(tenant);
+    const sku = `sku-${randomUUID()}`;
+    const owner = product({
+      variants: [variant({ sku, images: [{ url: 'https://cdn.example/a.jpg', angle: 10 }] })],
+    });
+    const first = await storeBatch(tenant, [owner]);
+    // The same sku for another product (a conflict only once the first batch is stored), then the
+    // owner again with one more image (merged with the image the first batch stores).
+    const thief = product({ variants: [variant({ sku })] });
+    const again = {
+      ...owner,
+      variants: [variant({ sku, images: [{ url: 'https://cdn.example/b.jpg' }] })],
+    };
+    const second = await storeBatch(tenant, [thief, again]);
+
+    const { preparedRuns, lookups } = await drain(tenant);
+
+    assert.deepEqual(preparedRuns, [second]);
+    // The second batch's look-up ran before the first batch committed, so it was run again.
+    assert.equal(lookups, 3);
+    assert.deepEqual(countersOf(await batchStatus(svc, token, first)), {
+      status: 'completed',
+      received_count: 1,
+      validated_ok: 1,
+      validated_failed: 0,
+      upserted: 1,
+      failed: 0,
+    });
+    assert.deepEqual(countersOf(await batchStatus(svc, token, second)), {
+      status: 'completed_with_errors',
+      received_count: 2,
+      validated_ok: 2,
+      validated_failed: 0,
+      upserted: 1,
+      failed: 1,
+    });
+    const errors = await svc.allErrors(token, second);
+    assert.deepEqual(
+      errors.map((e) => ({
+        index: e.index,
+        codes: (e.errors as Array<{ code: string }>).map((x) => x.code),
+      })),
+      [{ index: 0, codes: ['sku_conflict'] }],
+    );
+    assert.deepEqual(await imagesOf(token, owner.external_id as string), [
+      {
+        ...(variant({ sku }) as object),
+        sku,
+        images: [
+          { url: 'https://cdn.example/a.jpg', angle: 10 },
+          { url: 'https://cdn.example/b.jpg', angle: null },
+        ],
+      },
+    ]);
+  });
+
+  void test('batches with skus of their own are merged once, ahead of their turn', async () => {
+    const tenant = svc.tenant('pipeline-disjoint');
+    const token = await svc.token(tenant);
+    const ids = [
+      await storeBatch(tenant, [product(), product()]),
+      await storeBatch(tenant, [product(), 'not an object']),
+      await storeBatch(tenant, [product()]),
+    ];
+
+    const { preparedRuns, lookups } = await drain(tenant);
+
+    assert.deepEqual(preparedRuns, ids.slice(1));
+    assert.equal(lookups, 3);
+    const statuses = await Promise.all(ids.map(async (id) => (await batchStatus(svc, token, id)).status));
+    assert.deepEqual(statuses, ['completed', 'completed_with_errors', 'completed']);
+    const products = await svc.request({ method: 'GET', url: '/products?limit=10', token });
+    assert.equal(products.json<{ data: unknown[] }>().data.length, 4);
+  });
+});
