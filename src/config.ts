@@ -32,6 +32,12 @@ export interface Config {
     concurrency: number;
     /** Items written per transaction. */
     chunkSize: number;
+    /**
+     * With ROLE=all on a PostgreSQL server, the worker runs in a thread of its own, so batch
+     * processing never holds up the API's event loop. The embedded database lives in one thread,
+     * so there the worker shares the API's.
+     */
+    thread: boolean;
   };
   analysis: {
     /** Whether this API process loads the vision model and serves the analysis route. */
@@ -53,9 +59,25 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
   return value;
 }
 
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new ConfigError(`${name} must be true or false`);
+}
+
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
+}
+
+function workerThread(env: NodeJS.ProcessEnv): boolean {
+  const onServer = optional(env, 'DATABASE_URL') !== undefined;
+  const thread = flag(env, 'WORKER_THREAD', onServer);
+  if (thread && !onServer) {
+    throw new ConfigError('WORKER_THREAD=true needs DATABASE_URL: the embedded database lives in one thread');
+  }
+  return thread;
 }
 
 function role(raw: string | undefined): Role {
@@ -103,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     worker: {
       concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
       chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 1000, 1),
+      thread: workerThread(env),
     },
     analysis: {
       enabled: optional(env, 'ANALYSIS_ENABLED') !== 'false',

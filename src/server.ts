@@ -15,10 +15,8 @@ import { createCatalogService } from './catalog/catalog.service.ts';
 import { createItemValidator } from './ingestion/item-validator.ts';
 import { createBatchProcessor } from './ingestion/batch-processor.ts';
 import { createBatchWorker, type BatchWorker } from './ingestion/batch-worker.ts';
-import { analysisRoutes } from './analysis/analysis.routes.ts';
-import { createAnalysisService, type AnalysisService } from './analysis/analysis.service.ts';
-import { loadAnalysisConfig } from './analysis/analysis-config.ts';
-import { createSceneClassifier, decodeForModel } from './analysis/model/index.ts';
+import { startWorkerThread, type WorkerThread } from './ingestion/worker-thread.ts';
+import type { AnalysisService } from './analysis/analysis.service.ts';
 
 /** A running service: the parts its role needs, and how to stop them in order. */
 export interface Service {
@@ -26,7 +24,10 @@ export interface Service {
   db: Database;
   queue: JobQueue;
   app: FastifyInstance | null;
+  /** The worker in this thread (ROLE=worker, or ROLE=all on the embedded database). */
   worker: BatchWorker | null;
+  /** The worker in a thread of its own (ROLE=all on a PostgreSQL server, WORKER_THREAD). */
+  workerThread: WorkerThread | null;
   analysis: AnalysisService | null;
   metrics: Metrics;
   /** Stops accepting requests, hands back or finishes in-flight work, closes the database. */
@@ -67,6 +68,7 @@ export async function startService(
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;
   let worker: BatchWorker | null = null;
+  let workerThread: WorkerThread | null = null;
   let analysis: AnalysisService | null = null;
   const metrics = createMetrics({ defaults: options.listen !== false });
 
@@ -74,6 +76,7 @@ export async function startService(
     const schema = config.databaseUrl ? config.databaseSchema : undefined;
     await migrate(db, schema);
     queue = await startJobQueue(db, { schema: schema ? `${schema}_jobs` : 'pgboss' });
+    const started = queue;
 
     if (keys) {
       const verify = createTokenVerifier({
@@ -82,18 +85,18 @@ export async function startService(
         audience: config.auth.audience,
         tenantClaim: config.auth.tenantClaim,
       });
-      // The vision model loads in its worker threads while the rest starts; /readyz waits for it.
-      if (options.analyzer ?? config.analysis.enabled) {
-        analysis = createAnalysisService({
-          classifier: createSceneClassifier(),
-          decode: decodeForModel,
-          allowPrivateHosts: config.analysis.allowPrivateHosts,
-          ...loadAnalysisConfig(),
-          onError: (error, { url }) => log.error({ err: error, url }, 'image analysis failed'),
-        });
-      }
-      const analyzer = analysis;
       const authorize = createAuthorize(verify);
+      // The vision model loads in its worker threads while the rest starts; /readyz waits for it.
+      // Its modules (sharp, TensorFlow.js: ~110 MiB of RSS) are imported only when it is on.
+      const analyzer =
+        (options.analyzer ?? config.analysis.enabled)
+          ? (await import('./analysis/start-analyzer.ts')).startAnalyzer({
+              allowPrivateHosts: config.analysis.allowPrivateHosts,
+              authorize,
+              onError: (error, { url }) => log.error({ err: error, url }, 'image analysis failed'),
+            })
+          : null;
+      analysis = analyzer?.analysis ?? null;
       const rateLimiter = createRateLimiter(db, {
         perMinute: config.limits.ratePerMinute,
         maxPendingItems: config.limits.maxPendingItems,
@@ -101,20 +104,29 @@ export async function startService(
       app = await buildApp({
         config,
         authorize,
-        ingestion: createIngestionService({ db, queue, rateLimiter }),
+        ingestion: createIngestionService({
+          db,
+          queue,
+          rateLimiter,
+          onSubmitted: () => (workerThread ? workerThread.wake() : started.nudge()),
+        }),
         catalog: createCatalogService({ db }),
         metrics,
         readiness: [
           { name: 'database', probe: async () => (await db.query('SELECT 1 AS ok')).length === 1 },
-          ...(analyzer ? [{ name: 'analyzer', probe: async () => analyzer.isReady() }] : []),
+          ...(analyzer ? [{ name: 'analyzer', probe: async () => analyzer.analysis.isReady() }] : []),
         ],
-        extraRoutes: analyzer ? [analysisRoutes({ analysis: analyzer, authorize })] : [],
+        extraRoutes: analyzer ? [analyzer.routes] : [],
         logger: options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' },
       });
       if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
     }
 
-    if (config.role !== 'api') {
+    if (config.role === 'all' && config.worker.thread) {
+      const thread = await startWorkerThread(config, log);
+      workerThread = thread;
+      metrics.addSource(() => thread.metrics());
+    } else if (config.role !== 'api') {
       const processor = createBatchProcessor({
         db,
         validateItem: createItemValidator(),
@@ -135,18 +147,20 @@ export async function startService(
     // Undo what was started, so a failed start leaves no timers, sockets or locks behind.
     await app?.close().catch(() => undefined);
     await analysis?.close().catch(() => undefined);
+    await workerThread?.stop(1_000).catch(() => undefined);
     await (worker ?? queue)?.stop(1_000).catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
   }
-  const started = queue;
+  const running = queue;
 
   return {
     config,
     db,
-    queue: started,
+    queue: running,
     app,
     worker,
+    workerThread,
     analysis,
     metrics,
     async stop() {
@@ -154,8 +168,9 @@ export async function startService(
       // chunk boundary, then stop the queue, and only then close the database they all use.
       await app?.close();
       await analysis?.close();
+      await workerThread?.stop(DRAIN_TIMEOUT_MS);
       await worker?.stop(DRAIN_TIMEOUT_MS);
-      if (!worker) await started.stop(DRAIN_TIMEOUT_MS);
+      if (!worker) await running.stop(DRAIN_TIMEOUT_MS);
       await db.close();
     },
   };

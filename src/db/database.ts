@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { createKeyedMutex } from './keyed-mutex.ts';
 
@@ -162,6 +162,8 @@ export async function openEmbeddedDatabase(
   dataDir: string | null,
   { template }: { template?: Blob } = {},
 ): Promise<Database> {
+  // Imported here, so a service on a PostgreSQL server never loads the embedded one.
+  const { PGlite } = await import('@electric-sql/pglite');
   let release = async () => undefined as void;
   if (dataDir) {
     await fs.mkdir(dataDir, { recursive: true });

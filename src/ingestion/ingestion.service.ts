@@ -52,6 +52,8 @@ export function createIngestionService(deps: {
   db: Database;
   queue: JobQueue;
   rateLimiter: RateLimiter;
+  /** Called after a batch commits: wakes this process's idle workers (others find it by polling). */
+  onSubmitted?: () => void;
 }): IngestionService {
   const { db, queue } = deps;
 
@@ -72,6 +74,7 @@ export function createIngestionService(deps: {
         await insertBatchItems(tx, { tenantId, batchId, bodyJson });
         await queue.send({ tenantId, batchId }, { tx });
       });
+      deps.onSubmitted?.();
       return { batch_id: batchId, received_count: items.length };
     },
 

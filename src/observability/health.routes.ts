@@ -41,6 +41,6 @@ export async function healthRoutes(
   );
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    return reply.type(metrics.registry.contentType).send(await metrics.render());
   });
 }

@@ -1,5 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client';
+
+/** One registry's metrics as plain data, which can cross a thread boundary. */
+export type MetricsSnapshot = Array<MetricObjectWithValues<MetricValue<string>>>;
 
 /** The service's Prometheus metrics, one registry per process (or per test app). */
 export interface Metrics {
@@ -9,6 +20,10 @@ export interface Metrics {
   batchSeconds: Histogram;
   /** Records the duration of every HTTP request by route and status. */
   instrument(app: FastifyInstance): void;
+  /** Adds metrics kept elsewhere (the worker thread's) to what {@link Metrics.render} shows. */
+  addSource(source: () => Promise<MetricsSnapshot | null>): void;
+  /** The Prometheus text of this registry and every source, same-named series summed. */
+  render(): Promise<string>;
 }
 
 /** Creates the metrics; `defaults` adds Node's process metrics (off in tests). */
@@ -22,6 +37,7 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const sources: Array<() => Promise<MetricsSnapshot | null>> = [];
   return {
     registry,
     itemsSettled: new Counter({
@@ -53,6 +69,15 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
           reply.elapsedTime / 1000,
         );
       });
+    },
+    addSource(source) {
+      sources.push(source);
+    },
+    async render() {
+      if (sources.length === 0) return registry.metrics();
+      const snapshots = await Promise.all(sources.map((source) => source()));
+      const all = [await registry.getMetricsAsJSON(), ...snapshots.filter((s) => s !== null)];
+      return AggregatorRegistry.aggregate(all).metrics();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
+import { spawnThread } from '../../runtime/spawn-thread.ts';
 import type { RawImage } from '../scene-types.ts';
 import type {
   InferenceKind,
@@ -41,19 +42,9 @@ interface Slot {
   job: Job | null;
 }
 
-/**
- * Starts a worker on the compiled .js next to this file or, under tsx, on the .ts source. Node 20 does
- * not apply `--import tsx` from a worker's execArgv to the worker's entry module, so a .ts worker is
- * started from a two-line bootstrap that registers tsx's loader first.
- */
+/** Starts one model thread. */
 function spawnWorker(settings: WorkerSettings): Worker {
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./inference.worker.js', import.meta.url), { workerData: settings });
-  }
-  const tsxApi = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./inference.worker.ts', import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: settings });
+  return spawnThread(new URL('./inference.worker.ts', import.meta.url), settings);
 }
 
 /** A fixed set of model threads fed from one FIFO queue; a crashed worker is replaced. */

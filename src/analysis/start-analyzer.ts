@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import type { Authorize } from '../auth/authorize.ts';
+import { analysisRoutes } from './analysis.routes.ts';
+import { createAnalysisService, type AnalysisService } from './analysis.service.ts';
+import { loadAnalysisConfig } from './analysis-config.ts';
+import { createSceneClassifier, decodeForModel } from './model/index.ts';
+
+/**
+ * The analyzer as the API serves it: the service (whose vision model starts loading in its worker
+ * threads now) and its route. The server imports this module only when the analyzer is on, so a
+ * process without it never loads sharp or TensorFlow.js.
+ */
+export function startAnalyzer(deps: {
+  allowPrivateHosts: boolean;
+  authorize: Authorize;
+  onError: (error: unknown, context: { url?: string }) => void;
+}): { analysis: AnalysisService; routes: (app: FastifyInstance) => Promise<void> } {
+  const analysis = createAnalysisService({
+    classifier: createSceneClassifier(),
+    decode: decodeForModel,
+    allowPrivateHosts: deps.allowPrivateHosts,
+    ...loadAnalysisConfig(),
+    onError: deps.onError,
+  });
+  return { analysis, routes: analysisRoutes({ analysis, authorize: deps.authorize }) };
+}

@@ -1,0 +1,28 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+const SERVER = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
+
+void describe('WORKER_THREAD', () => {
+  void test('defaults to a worker thread on a PostgreSQL server and to none on the embedded database', () => {
+    assert.equal(loadConfig({ ...SERVER }).worker.thread, true);
+    assert.equal(loadConfig({}).worker.thread, false);
+  });
+
+  void test('false keeps the worker on the API thread; true is the server default', () => {
+    assert.equal(loadConfig({ ...SERVER, WORKER_THREAD: 'false' }).worker.thread, false);
+    assert.equal(loadConfig({ ...SERVER, WORKER_THREAD: 'true' }).worker.thread, true);
+    assert.equal(loadConfig({ WORKER_THREAD: 'false' }).worker.thread, false);
+  });
+
+  void test('true without DATABASE_URL, or a value other than true/false, refuses to start', () => {
+    assert.throws(() => loadConfig({ WORKER_THREAD: 'true' }), {
+      message: 'WORKER_THREAD=true needs DATABASE_URL: the embedded database lives in one thread',
+    });
+    assert.throws(() => loadConfig({ WORKER_THREAD: 'true' }), ConfigError);
+    assert.throws(() => loadConfig({ ...SERVER, WORKER_THREAD: 'yes' }), {
+      message: 'WORKER_THREAD must be true or false',
+    });
+  });
+});
