@@ -32,6 +32,11 @@ export function toRows(items: unknown[]): { products: ProductRow[]; variants: Va
  */
 export async function openBaseline(databaseUrl: string | undefined): Promise<{
   run(batches: unknown[][], tenantId: string): Promise<number>;
+  /**
+   * Waits (up to 20 s) until no autovacuum worker runs on the server, so that a timed phase does
+   * not share the machine with the clean-up of the phase before it.
+   */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }> {
   const schema = `bench_base_${process.pid}`;
@@ -49,6 +54,17 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
         });
       }
       return (performance.now() - started) / 1000;
+    },
+    async settle() {
+      if (!databaseUrl) return;
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        const [row] = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`,
+        );
+        if (row?.n === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     },
     async close() {
       if (databaseUrl) await db.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { openBaseline } from './baseline.ts';
 import { generateBatch } from './catalog-generator.ts';
-import { createBenchClient, percentile } from './http-client.ts';
+import { createBenchClient, percentile, type BenchClient } from './http-client.ts';
 import { startServiceProcess } from './service-process.ts';
 
 /** What one run measures; see docs/performance.md for the method. */
@@ -12,7 +12,9 @@ export interface IngestionBenchOptions {
   growthLevels: number[];
   growthBatches: number;
   pollers: number;
+  /** How long the paced pollers run, and then the back-to-back ones. */
   pollSeconds: number;
+  saturationSeconds: number;
   /** Load the vision model in the service too, as `npm start` does. */
   analyzer: boolean;
   log: (line: string) => void;
@@ -30,7 +32,10 @@ export interface IngestionBenchResult {
   fresh: RunFigures;
   update: RunFigures;
   submitLatencyMs: { p50: number; p99: number; n: number };
-  statusLatencyMs: { p50: number; p99: number; n: number; pollers: number };
+  /** Each poller asks once per `intervalMs`, as a polling client does. */
+  statusLatencyMs: { p50: number; p99: number; n: number; pollers: number; intervalMs: number };
+  /** The same pollers back to back: the request rate the service sustains while ingesting. */
+  statusSaturation: { p50: number; p99: number; n: number; pollers: number; requestsPerSecond: number };
   growth: Array<{ storedBatches: number; productsPerSecond: number }>;
   analyzer: boolean;
   /** RSS once ready, before any ingestion (the vision model, when loaded, is most of it). */
@@ -40,13 +45,45 @@ export interface IngestionBenchResult {
 }
 
 const BATCH = 1000;
+/** How often each status poller asks. */
+const POLL_INTERVAL_MS = 100;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `pollers` clients reading a batch's status for `seconds`, each once per `intervalMs` (0: back to
+ * back, the next request as soon as the last answer is in). Pollers start spread over one interval,
+ * as independent clients would.
+ */
+async function pollStatus(
+  client: BenchClient,
+  batchId: () => string,
+  { pollers, seconds, intervalMs }: { pollers: number; seconds: number; intervalMs: number },
+) {
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: pollers }, async (_, p) => {
+      let next = performance.now() + (intervalMs * p) / pollers;
+      while (next < until) {
+        const wait = next - performance.now();
+        if (wait > 0) await sleep(wait);
+        latencies.push((await client.status(batchId())).ms);
+        next = intervalMs === 0 ? performance.now() : next + intervalMs;
+      }
+    }),
+  );
+  return {
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    n: latencies.length,
+    pollers,
+    requestsPerSecond: latencies.length / seconds,
+  };
+}
 
 /** Submits pre-serialized batches one after another, waits for all to be terminal; products/s. */
-async function endToEnd(
-  client: Awaited<ReturnType<typeof createBenchClient>>,
-  bodies: string[],
-  latencies: number[],
-) {
+async function endToEnd(client: BenchClient, bodies: string[], latencies: number[]) {
   const started = performance.now();
   const ids: string[] = [];
   for (const body of bodies) {
@@ -75,6 +112,12 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
   const baseline = await openBaseline(options.databaseUrl);
   const submitLatencies: number[] = [];
   let ingested = 0;
+  const clients: BenchClient[] = [];
+  const clientFor = async (tenant: string) => {
+    const client = await createBenchClient(service.baseUrl, service.secret, tenant);
+    clients.push(client);
+    return client;
+  };
   try {
     const fresh: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
     const update: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
@@ -84,15 +127,19 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
       const updates = Array.from({ length: options.batchesPerRun }, (_, b) =>
         generateBatch(prefix, b, { generation: 1 }),
       );
-      const client = await createBenchClient(service.baseUrl, service.secret, `bench-${prefix}`);
+      const client = await clientFor(`bench-${prefix}`);
 
+      await baseline.settle();
       const baseFresh = (options.batchesPerRun * BATCH) / (await baseline.run(batches, `base-${prefix}`));
+      await baseline.settle();
       const e2eFresh = await endToEnd(
         client,
         batches.map((items) => JSON.stringify({ items })),
         submitLatencies,
       );
+      await baseline.settle();
       const baseUpdate = (options.batchesPerRun * BATCH) / (await baseline.run(updates, `base-${prefix}`));
+      await baseline.settle();
       const e2eUpdate = await endToEnd(
         client,
         updates.map((items) => JSON.stringify({ items })),
@@ -111,30 +158,44 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
       );
     }
 
-    // Status reads while the worker is busy: pollers hammer one batch's status for a while.
+    // Status reads while the worker is busy: a batch is submitted as soon as the one before the
+    // last is done, so the worker always has work, and the pollers read the newest batch's status.
     const prefix = `poll-${randomUUID().slice(0, 8)}`;
-    const pollClient = await createBenchClient(service.baseUrl, service.secret, `bench-${prefix}`);
-    const busyBodies = Array.from({ length: Math.max(2, options.batchesPerRun) }, (_, b) =>
+    const pollClient = await clientFor(`bench-${prefix}`);
+    const busyBodies = Array.from({ length: 4 }, (_, b) =>
       JSON.stringify({ items: generateBatch(prefix, b) }),
     );
-    const first = await pollClient.submit(busyBodies[0]!);
+    const busyIds: string[] = [];
+    let polling = true;
     const busy = (async () => {
-      for (const body of busyBodies.slice(1)) submitLatencies.push((await pollClient.submit(body)).ms);
+      for (let i = 0; polling; i++) {
+        const { batchId, ms } = await pollClient.submit(busyBodies[i % busyBodies.length]!);
+        submitLatencies.push(ms);
+        busyIds.push(batchId);
+        if (i > 0) await pollClient.waitTerminal([busyIds[i - 1]!]);
+      }
     })();
-    const statusLatencies: number[] = [];
-    const until = performance.now() + options.pollSeconds * 1000;
-    await Promise.all(
-      Array.from({ length: options.pollers }, async () => {
-        while (performance.now() < until) statusLatencies.push((await pollClient.status(first.batchId)).ms);
-      }),
-    );
+    while (busyIds.length === 0) await sleep(10);
+    const newest = () => busyIds.at(-1)!;
+    const paced = await pollStatus(pollClient, newest, {
+      pollers: options.pollers,
+      seconds: options.pollSeconds,
+      intervalMs: POLL_INTERVAL_MS,
+    });
+    const saturated = await pollStatus(pollClient, newest, {
+      pollers: options.pollers,
+      seconds: options.saturationSeconds,
+      intervalMs: 0,
+    });
+    polling = false;
     await busy;
-    ingested += busyBodies.length * BATCH;
+    await pollClient.waitTerminal(busyIds);
+    ingested += busyIds.length * BATCH;
 
     // Throughput as the stored catalog grows, for one tenant whose catalog is filled through the service.
     const growth: IngestionBenchResult['growth'] = [];
     const gPrefix = `grow-${randomUUID().slice(0, 8)}`;
-    const gClient = await createBenchClient(service.baseUrl, service.secret, `bench-${gPrefix}`);
+    const gClient = await clientFor(`bench-${gPrefix}`);
     let stored = 0;
     for (const level of options.growthLevels) {
       const fill: string[] = [];
@@ -160,10 +221,18 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
         n: submitLatencies.length,
       },
       statusLatencyMs: {
-        p50: percentile(statusLatencies, 50),
-        p99: percentile(statusLatencies, 99),
-        n: statusLatencies.length,
-        pollers: options.pollers,
+        p50: paced.p50,
+        p99: paced.p99,
+        n: paced.n,
+        pollers: paced.pollers,
+        intervalMs: POLL_INTERVAL_MS,
+      },
+      statusSaturation: {
+        p50: saturated.p50,
+        p99: saturated.p99,
+        n: saturated.n,
+        pollers: saturated.pollers,
+        requestsPerSecond: saturated.requestsPerSecond,
       },
       growth,
       analyzer: options.analyzer,
@@ -172,6 +241,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
       productsIngested: ingested,
     };
   } finally {
+    await Promise.all(clients.map((client) => client.close()));
     await baseline.close();
     await service.stop();
     if (options.databaseUrl) {
