@@ -17,6 +17,8 @@ export interface IngestionBenchOptions {
   saturationSeconds: number;
   /** Load the vision model in the service too, as `npm start` does. */
   analyzer: boolean;
+  /** Node.js options for the service process (`--service-node-args`), e.g. V8 heap flags. */
+  serviceNodeArgs: string[];
   log: (line: string) => void;
 }
 
@@ -107,7 +109,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema }
     : {};
   if (!options.analyzer) serviceEnv.ANALYSIS_ENABLED = 'false';
-  const service = await startServiceProcess(serviceEnv);
+  const service = await startServiceProcess(serviceEnv, options.serviceNodeArgs);
   const idleRssMiB = service.rssMiB();
   const baseline = await openBaseline(options.databaseUrl);
   const submitLatencies: number[] = [];

@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 import { benchIngestion, type IngestionBenchResult, type RunFigures } from './ingestion.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|analysis] [-- --no-analyzer]`:
+ * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|analysis] [-- --no-analyzer]
+ *  [-- --repeats N] [-- --service-node-args "--max-semi-space-size=8"]`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
  * then the analyzer's latency and throughput (bench/analysis.ts). DATABASE_URL (or --database-url)
  * picks the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
@@ -17,6 +18,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     'database-url': { type: 'string' },
     out: { type: 'string', default: 'bench/results/latest.json' },
+    'service-node-args': { type: 'string', default: '' },
+    repeats: { type: 'string' },
   },
 });
 
@@ -85,13 +88,14 @@ async function runIngestion(): Promise<void> {
   const result = await benchIngestion({
     databaseUrl,
     batchesPerRun: smoke ? 2 : 20,
-    repeats: smoke ? 1 : 3,
+    repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
     growthLevels: smoke ? [1, 2] : [1, 10, 100],
     growthBatches: smoke ? 1 : 5,
     pollers: smoke ? 5 : 50,
     pollSeconds: smoke ? 1 : 5,
     saturationSeconds: smoke ? 1 : 3,
     analyzer: !values['no-analyzer'],
+    serviceNodeArgs: values['service-node-args'].split(' ').filter(Boolean),
     log,
   });
 

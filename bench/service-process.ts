@@ -33,12 +33,18 @@ function readStatusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** Starts `src/main.ts` with `env` on a free port and waits until `/readyz` says ready. */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+/**
+ * Starts `src/main.ts` with `env` (and `nodeArgs` before the script, e.g. V8 heap flags) on a free port
+ * and waits until `/readyz` says ready.
+ */
+export async function startServiceProcess(
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): Promise<ServiceProcess> {
   const port = await freePort();
   const secret = randomBytes(32).toString('hex');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-data-'));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
       PORT: String(port),
