@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import os from 'node:os';
 import { pino } from 'pino';
 import { startService } from '../server.ts';
 import type { HostMessage, ThreadData, ThreadMessage } from './worker-thread.ts';
@@ -9,11 +10,17 @@ const port = parentPort!;
 const { config, logLevel } = workerData as ThreadData;
 const send = (message: ThreadMessage) => port.postMessage(message);
 
+const log = pino({ level: logLevel }).child({ thread: 'worker' });
+// Batches are throughput work and requests latency work: on Linux a thread has its own nice value,
+// so lowering this thread's lets the API thread run first whenever both want a core. Measured with
+// the worker busy and 50 pollers: status p50 84 → 12-32 ms, and no loss of ingestion throughput.
 try {
-  const service = await startService(config, {
-    logger: pino({ level: logLevel }).child({ thread: 'worker' }),
-    listen: false,
-  });
+  os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
+} catch (error) {
+  log.warn({ err: error }, 'could not lower the worker thread priority');
+}
+try {
+  const service = await startService(config, { logger: log, listen: false });
   port.on('message', (message: HostMessage) => {
     switch (message.type) {
       case 'wake':
