@@ -47,6 +47,7 @@ export function createBatchWorker(deps: {
   const { db, queue, processor, metrics, log } = deps;
   const budget = deps.drainBudgetMs ?? DRAIN_BUDGET_MS;
   const shutdown = new AbortController();
+  const prepareAhead = db.kind === 'server';
   let sweeper: NodeJS.Timeout | undefined;
 
   async function processOne(tenantId: string, batchId: string, pipeline: PipelineOptions): Promise<boolean> {
@@ -78,38 +79,49 @@ export function createBatchWorker(deps: {
     }
   }
 
+  /**
+   * Drains a tenant whose lock is held, oldest batch first. On a server the next batch is read,
+   * parsed, validated and merged while the current one's rows are being written; the embedded
+   * database runs on this thread, so there is nothing to overlap with there.
+   */
+  async function drainLocked(tenantId: string): Promise<'drained' | 'handed-off'> {
+    const deadline = Date.now() + budget;
+    const stopping = () => Date.now() >= deadline || shutdown.signal.aborted;
+    let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
+    let written = new Set<string>();
+    try {
+      for (;;) {
+        const [batchId, nextId] = await findOldestUnfinishedBatches(db, tenantId, 2);
+        if (!batchId) return 'drained';
+        if (stopping()) return 'handed-off';
+        let prepared: PreparedBatch | null = null;
+        if (ahead) {
+          const ready = await ahead.prepared;
+          // A preparation of another batch (one with an earlier place committed late) is dropped.
+          if (ahead.batchId === batchId) prepared = ready;
+          ahead = null;
+        }
+        const pipeline: PipelineOptions = {
+          prepared,
+          writtenSince: written,
+          written: (written = new Set()),
+          onWriting: () => {
+            if (nextId && prepareAhead && !ahead && !stopping()) {
+              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId) };
+            }
+          },
+        };
+        if (!(await processOne(tenantId, batchId, pipeline))) return 'handed-off';
+      }
+    } finally {
+      // Nothing outlives the lock: a preparation still reading finishes before it is released.
+      await ahead?.prepared;
+    }
+  }
+
   async function drainTenant(tenantId: string): Promise<void> {
     for (;;) {
-      const held = await db.withLock(`tenant:${tenantId}`, 0, async () => {
-        const deadline = Date.now() + budget;
-        // The next batch is read, parsed, validated and merged while this one is being written.
-        let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
-        let written = new Set<string>();
-        try {
-          for (;;) {
-            const [batchId, nextId] = await findOldestUnfinishedBatches(db, tenantId, 2);
-            if (!batchId) return 'drained' as const;
-            if (Date.now() >= deadline || shutdown.signal.aborted) return 'handed-off' as const;
-            const prepared = ahead?.batchId === batchId ? await ahead.prepared : null;
-            ahead = null;
-            const startNext = () => {
-              if (nextId && !ahead) ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId) };
-            };
-            const writtenSince = written;
-            written = new Set();
-            const finished = await processOne(tenantId, batchId, {
-              prepared,
-              writtenSince,
-              written,
-              onWriting: startNext,
-            });
-            if (!finished) return 'handed-off' as const;
-          }
-        } finally {
-          // Nothing outlives the lock: a preparation still reading finishes before it is released.
-          await ahead?.prepared;
-        }
-      });
+      const held = await db.withLock(`tenant:${tenantId}`, 0, () => drainLocked(tenantId));
       if (held === null) return;
       if (held.value === 'handed-off') {
         // Out of budget, or stopping: another job (here or in another process) takes it from here.

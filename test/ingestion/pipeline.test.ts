@@ -13,10 +13,13 @@ import { createItemValidator } from '../../src/ingestion/item-validator.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 
 /**
- * The worker prepares a tenant's next batch (parse, validate, merge against the catalog) while the
- * current one is being written. These tests drain stored batches with a worker of their own and
+ * On a server, the worker prepares a tenant's next batch (parse, validate, merge against the
+ * catalog) while the current one is being written; on the embedded database, which runs on the
+ * worker's own thread, it does not. These tests drain stored batches with a worker of their own and
  * check that what the client sees is exactly what one-batch-at-a-time processing gives.
  */
+
+const onServer = () => svc.service.db.kind === 'server';
 
 let svc: TestService;
 before(async () => {
@@ -110,9 +113,10 @@ void describe('batches prepared ahead of their turn', () => {
 
     const { preparedRuns, lookups } = await drain(tenant);
 
-    assert.deepEqual(preparedRuns, [second]);
-    // The second batch's look-up ran before the first batch committed, so it was run again.
-    assert.equal(lookups, 3);
+    // The second batch's prepared merge read a sku the first batch then wrote, so its look-up and
+    // merge were run again (whether the first look-up happened to see that commit is timing).
+    assert.deepEqual(preparedRuns, onServer() ? [second] : []);
+    assert.equal(lookups, onServer() ? 3 : 2);
     assert.deepEqual(countersOf(await batchStatus(svc, token, first)), {
       status: 'completed',
       received_count: 1,
@@ -160,7 +164,7 @@ void describe('batches prepared ahead of their turn', () => {
 
     const { preparedRuns, lookups } = await drain(tenant);
 
-    assert.deepEqual(preparedRuns, ids.slice(1));
+    assert.deepEqual(preparedRuns, onServer() ? ids.slice(1) : []);
     assert.equal(lookups, 3);
     const statuses = await Promise.all(ids.map(async (id) => (await batchStatus(svc, token, id)).status));
     assert.deepEqual(statuses, ['completed', 'completed_with_errors', 'completed']);
