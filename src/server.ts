@@ -61,8 +61,10 @@ export async function startService(
     databaseSchema: config.databaseSchema,
     dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
     template: options.embeddedTemplate,
-    // Each batch slot holds a connection for its tenant lock and uses another for its writes;
-    // the rest serve the API and the queue's polling.
+    // Each batch slot holds a connection for its tenant lock, uses another for its writes and, on
+    // and off, a third to prepare its next batch; the rest serve the API and the queue's polling.
+    // With the worker in its own thread, each thread has a pool of this size (connections open as
+    // they are needed).
     poolSize: config.worker.concurrency * 2 + 8,
   });
   let queue: JobQueue | null = null;

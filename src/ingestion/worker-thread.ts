@@ -11,8 +11,7 @@ export type HostMessage = { type: 'wake' } | { type: 'metrics'; id: number } | {
 export type ThreadMessage =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
-  | { type: 'metrics'; id: number; metrics: MetricsSnapshot }
-  | { type: 'stopped' };
+  | { type: 'metrics'; id: number; metrics: MetricsSnapshot };
 
 /** What the worker thread is started with. */
 export interface ThreadData {
@@ -24,7 +23,7 @@ export interface ThreadData {
 export interface WorkerThread {
   /** Tells the thread's idle polling loops that a batch was just submitted. */
   wake(): void;
-  /** The thread's metrics; null if it does not answer within a second. */
+  /** The thread's metrics; the last ones it sent if it does not answer within a second. */
   metrics(): Promise<MetricsSnapshot | null>;
   /** Lets the thread hand back or finish its batches (as a worker process does on SIGTERM) and ends it. */
   stop(timeoutMs: number): Promise<void>;
@@ -42,28 +41,31 @@ export async function startWorkerThread(config: Config, log: Logger): Promise<Wo
     config: { ...config, role: 'worker', worker: { ...config.worker, thread: false } },
     logLevel: process.env.LOG_LEVEL ?? 'info',
   };
-  const pending = new Map<number, (metrics: MetricsSnapshot | null) => void>();
+  const pending = new Map<number, (metrics: MetricsSnapshot) => void>();
   let nextId = 1;
   let stopping = false;
+  /** The last metrics the thread sent: served when it is slow to answer or being restarted. */
+  let lastMetrics: MetricsSnapshot | null = null;
 
-  const start = (): Promise<Worker> =>
+  /** Starts a thread; resolves once its worker runs, with a promise of its exit. */
+  const start = (): Promise<{ thread: Worker; exited: Promise<void> }> =>
     new Promise((resolve, reject) => {
       const thread = spawnThread(new URL('./worker-thread.entry.ts', import.meta.url), data);
       let started = false;
+      const exited = new Promise<void>((done) => thread.once('exit', () => done()));
       thread.on('message', (message: ThreadMessage) => {
         switch (message.type) {
           case 'ready':
             started = true;
-            resolve(thread);
+            resolve({ thread, exited });
             break;
           case 'failed':
             reject(new Error(`the worker thread failed to start: ${message.message}`));
             break;
           case 'metrics':
+            lastMetrics = message.metrics;
             pending.get(message.id)?.(message.metrics);
             pending.delete(message.id);
-            break;
-          case 'stopped':
             break;
         }
       });
@@ -77,25 +79,24 @@ export async function startWorkerThread(config: Config, log: Logger): Promise<Wo
       });
     });
 
-  let current = await start();
+  /** The running thread, or the start of its replacement after a crash. */
+  let current: Promise<{ thread: Worker; exited: Promise<void> } | null> = start();
+  await current;
 
   function restart(code: number): void {
     log.error({ code }, 'the worker thread exited; starting it again');
-    setTimeout(() => {
-      if (stopping) return;
-      start().then(
-        (thread) => {
-          current = thread;
-        },
-        (error: unknown) => {
-          log.error({ err: error }, 'the worker thread could not be started again');
-          restart(1);
-        },
-      );
-    }, RESTART_DELAY_MS).unref();
+    current = new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS)).then(() =>
+      stopping
+        ? null
+        : start().catch((error: unknown) => {
+            log.error({ err: error }, 'the worker thread could not be started again');
+            if (!stopping) restart(1);
+            return null;
+          }),
+    );
   }
 
-  const post = (message: HostMessage) => current.postMessage(message);
+  const post = (message: HostMessage) => void current.then((running) => running?.thread.postMessage(message));
 
   return {
     wake: () => post({ type: 'wake' }),
@@ -104,7 +105,7 @@ export async function startWorkerThread(config: Config, log: Logger): Promise<Wo
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
           pending.delete(id);
-          resolve(null);
+          resolve(lastMetrics);
         }, 1_000);
         pending.set(id, (metrics) => {
           clearTimeout(timer);
@@ -115,10 +116,12 @@ export async function startWorkerThread(config: Config, log: Logger): Promise<Wo
     },
     async stop(timeoutMs) {
       stopping = true;
-      const exited = new Promise((resolve) => current.once('exit', resolve));
-      post({ type: 'stop' });
-      const timer = setTimeout(() => void current.terminate(), timeoutMs + 2_000);
-      await exited;
+      // A replacement still starting is waited for, then stopped like the thread it replaces.
+      const running = await current;
+      if (!running) return;
+      running.thread.postMessage({ type: 'stop' } satisfies HostMessage);
+      const timer = setTimeout(() => void running.thread.terminate(), timeoutMs + 2_000);
+      await running.exited;
       clearTimeout(timer);
     },
   };

@@ -74,10 +74,20 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
       sources.push(source);
     },
     async render() {
-      if (sources.length === 0) return registry.metrics();
-      const snapshots = await Promise.all(sources.map((source) => source()));
-      const all = [await registry.getMetricsAsJSON(), ...snapshots.filter((s) => s !== null)];
-      return AggregatorRegistry.aggregate(all).metrics();
+      const snapshots = (await Promise.all(sources.map((source) => source()))).filter((s) => s !== null);
+      if (snapshots.length === 0) return registry.metrics();
+      // Only the series the sources also have are summed; this registry's own (process start time,
+      // heap, event loop) are shown as they are, since aggregation would drop or mangle some.
+      const shared = new Set(snapshots.flatMap((snapshot) => snapshot.map((metric) => metric.name)));
+      const own = (await registry.getMetricsAsJSON()).filter((metric) => shared.has(metric.name));
+      const summed = await AggregatorRegistry.aggregate([own, ...snapshots]).metrics();
+      const rest = await Promise.all(
+        registry
+          .getMetricsAsArray()
+          .filter((metric) => !shared.has(metric.name))
+          .map((metric) => registry.getSingleMetricAsString(metric.name)),
+      );
+      return `${[...rest, summed.trimEnd()].join('\n\n')}\n`;
     },
   };
 }
