@@ -4,10 +4,14 @@
 -- The embedded database is built without lz4 and keeps 002's uncompressed storage; both read alike.
 -- Existing rows keep their storage; only new values are compressed.
 
+-- Column compression settings exist from PostgreSQL 14 on; older servers keep 002's storage too.
+
 DO $$
 BEGIN
-  ALTER TABLE batch_payloads ALTER COLUMN body SET COMPRESSION lz4;
-  ALTER TABLE batch_payloads ALTER COLUMN body SET STORAGE EXTENDED;
+  IF current_setting('server_version_num')::int >= 140000 THEN
+    ALTER TABLE batch_payloads ALTER COLUMN body SET COMPRESSION lz4;
+    ALTER TABLE batch_payloads ALTER COLUMN body SET STORAGE EXTENDED;
+  END IF;
 EXCEPTION WHEN feature_not_supported THEN
   NULL;
 END
