@@ -177,7 +177,17 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
         if (i > 0) await pollClient.waitTerminal([busyIds[i - 1]!]);
       }
     })();
-    while (busyIds.length === 0) await sleep(10);
+    // A failed submission ends the polling too, and is thrown below once the pollers stop.
+    const failed = busy.then(
+      () => null,
+      (error: unknown) => {
+        polling = false;
+        return error;
+      },
+    );
+    while (busyIds.length === 0 && polling) await sleep(10);
+    const toError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
+    if (busyIds.length === 0) throw toError(await failed);
     const newest = () => busyIds.at(-1)!;
     const paced = await pollStatus(pollClient, newest, {
       pollers: options.pollers,
@@ -190,7 +200,8 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
       intervalMs: 0,
     });
     polling = false;
-    await busy;
+    const error = await failed;
+    if (error) throw toError(error);
     await pollClient.waitTerminal(busyIds);
     ingested += busyIds.length * BATCH;
 
