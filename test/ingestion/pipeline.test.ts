@@ -3,12 +3,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { storeBatch as storeBatchIn } from '../helpers/stored-batch.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { batchStatus, countersOf } from '../helpers/state-assertions.ts';
 import type { Database, Queryable } from '../../src/db/database.ts';
 import { createBatchProcessor, type BatchProcessor } from '../../src/ingestion/batch-processor.ts';
 import { createBatchWorker } from '../../src/ingestion/batch-worker.ts';
-import { insertBatch, insertBatchItems } from '../../src/ingestion/batch.repository.ts';
 import { createItemValidator } from '../../src/ingestion/item-validator.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 
@@ -29,15 +29,7 @@ after(async () => {
   await svc?.stop();
 });
 
-/** Stores a batch the way a submission does, but enqueues no job: the test drains it. */
-async function storeBatch(tenantId: string, items: unknown[]): Promise<string> {
-  const batchId = randomUUID();
-  await svc.service.db.transaction(async (tx) => {
-    await insertBatch(tx, { tenantId, batchId, receivedCount: items.length });
-    await insertBatchItems(tx, { tenantId, batchId, bodyJson: JSON.stringify({ items }) });
-  });
-  return batchId;
-}
+const storeBatch = (tenantId: string, items: unknown[]) => storeBatchIn(svc.service.db, tenantId, items);
 
 const SKU_LOOKUP = /FROM unnest\(\$2::text\[\]\) AS k\(sku\)/;
 

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { storeBatch as storeBatchIn } from '../helpers/stored-batch.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import {
   allProducts,
@@ -22,7 +22,6 @@ import {
   ShutdownError,
   type BatchProcessor,
 } from '../../src/ingestion/batch-processor.ts';
-import { insertBatch, insertBatchItems } from '../../src/ingestion/batch.repository.ts';
 import { moveStatus } from '../../src/ingestion/batch-progress.repository.ts';
 import { createItemValidator } from '../../src/ingestion/item-validator.ts';
 
@@ -243,15 +242,7 @@ void describe('the status record while a batch runs', () => {
 });
 
 void describe('recovery paths of the batch processor, on the real database', () => {
-  /** Stores a batch the way a submission does, but enqueues no job: the test drives it. */
-  async function storeBatch(tenantId: string, items: unknown[]): Promise<string> {
-    const batchId = randomUUID();
-    await svc.service.db.transaction(async (tx) => {
-      await insertBatch(tx, { tenantId, batchId, receivedCount: items.length });
-      await insertBatchItems(tx, { tenantId, batchId, bodyJson: JSON.stringify({ items }) });
-    });
-    return batchId;
-  }
+  const storeBatch = (tenantId: string, items: unknown[]) => storeBatchIn(svc.service.db, tenantId, items);
 
   /** The database, but `controller` aborts once `transactions` transactions have committed. */
   function abortingAfter(db: Database, transactions: number, controller: AbortController): Database {
