@@ -37,6 +37,15 @@ export interface BatchOutcome {
 type ChunkItems = Array<{ index: number; item: FullProductIngest }>;
 type ValidItems = Map<number, FullProductIngest>;
 
+/** A run of items to write in one transaction: the items of [from, to) that passed validation. */
+interface Chunk {
+  from: number;
+  to: number;
+  items: ChunkItems;
+  /** The chunk merged ahead of time and still valid, or null to merge it now. */
+  premerged: MergedChunk | null;
+}
+
 /** A batch read, parsed and judged ahead of its turn; see {@link BatchProcessor.prepareBatch}. */
 export interface PreparedBatch {
   batchId: string;
@@ -145,17 +154,11 @@ export function createBatchProcessor(deps: {
     return { skus, merged: mergeItems(items, await findVariantsBySku(tx, tenantId, skus)) };
   }
 
-  /**
-   * Writes items of [from, to) in one transaction; null when another run already did. `premerged`
-   * is the chunk merged ahead of time, still valid; the skus written go into `written`.
-   */
+  /** Writes a chunk in one transaction; null when another run already did. Written skus go to the pipeline. */
   async function applyChunk(
     batch: BatchRow,
-    from: number,
-    to: number,
-    items: ChunkItems,
-    premerged: MergedChunk | null = null,
-    pipeline: PipelineOptions = {},
+    { from, to, items, premerged }: Chunk,
+    pipeline: PipelineOptions,
   ): Promise<{ upserted: number; failed: number } | null> {
     const tenantId = batch.tenant_id;
     return db.transaction(async (tx) => {
@@ -202,7 +205,7 @@ export function createBatchProcessor(deps: {
       const single = items.filter(({ index }) => index === i);
       let step: { upserted: number; failed: number } | null;
       try {
-        step = await applyChunk(batch, i, i + 1, single, null, pipeline);
+        step = await applyChunk(batch, { from: i, to: i + 1, items: single, premerged: null }, pipeline);
       } catch (error) {
         if (!isDataError(error)) throw error;
         step = await db.transaction(async (tx) => {
@@ -269,13 +272,14 @@ export function createBatchProcessor(deps: {
         if (signal.aborted) throw new ShutdownError();
         const to = Math.min(from + chunkSize, batch.received_count);
         // A chunk merged ahead of time still holds if nothing written since touched its skus
-        // (this worker is the only writer of the tenant's catalog while it holds the tenant lock).
+        // (this worker is the only writer of the tenant's catalog while it holds the tenant lock;
+        // were the lock's session lost mid-run, a second worker could write too, as it always could).
         const ahead = prepared?.chunk?.from === from && prepared.chunk.to === to ? prepared.chunk : null;
         const fresh = ahead && !ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? ahead : null;
         const items = ahead?.items ?? validItemsIn(known, from, to);
         let step: { upserted: number; failed: number } | null;
         try {
-          step = await applyChunk(batch, from, to, items, fresh?.merged ?? null, pipeline);
+          step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, pipeline);
         } catch (error) {
           // A lost connection or a server restart is the job's to retry; only a write the data
           // itself makes fail is narrowed down item by item.
