@@ -11,6 +11,7 @@ import { createBatchProcessor, type BatchProcessor } from '../../src/ingestion/b
 import { createBatchWorker } from '../../src/ingestion/batch-worker.ts';
 import { createItemValidator } from '../../src/ingestion/item-validator.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
+import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 
 /**
  * On a server, the worker prepares a tenant's next batch (parse, validate, merge against the
@@ -33,26 +34,53 @@ const storeBatch = (tenantId: string, items: unknown[]) => storeBatchIn(svc.serv
 
 const SKU_LOOKUP = /FROM unnest\(\$2::text\[\]\) AS k\(sku\)/;
 
-/** The database, counting the catalog's sku look-ups. */
-function countingLookups(db: Database): { db: Database; lookups: () => number } {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The database, counting the catalog's sku look-ups. With `holdFirstWrite`, the first transaction
+ * that writes variants waits before committing until a look-up has run outside any transaction (the
+ * next batch's preparation), so that look-up surely reads the catalog as it was before that write.
+ */
+function instrumented(db: Database, { holdFirstWrite = false } = {}) {
   let lookups = 0;
-  const counting = <Q extends Queryable>(q: Q): Q => ({
+  let preparedLookup = () => undefined as void;
+  const preparedLookupRan = new Promise<void>((resolve) => (preparedLookup = resolve));
+  let held: boolean | null = null;
+  const counting = <Q extends Queryable>(
+    q: Q,
+    inTransaction: boolean,
+    onQuery = (_text: string) => {},
+  ): Q => ({
     ...q,
     async query(text: string, params?: readonly unknown[]) {
-      if (SKU_LOOKUP.test(text)) lookups++;
+      onQuery(text);
+      if (SKU_LOOKUP.test(text)) {
+        lookups++;
+        if (!inTransaction) preparedLookup();
+      }
       return q.query(text, params);
     },
   });
   const counted: Database = {
-    ...counting(db),
-    transaction: (fn) => db.transaction((tx) => fn(counting(tx))),
+    ...counting(db, false),
+    transaction: (fn) =>
+      db.transaction(async (tx) => {
+        let wroteVariants = false;
+        const value = await fn(
+          counting(tx, true, (text) => (wroteVariants ||= /INSERT INTO variants/.test(text))),
+        );
+        if (holdFirstWrite && wroteVariants && held === null) {
+          held = await Promise.race([preparedLookupRan.then(() => true), sleep(10_000).then(() => false)]);
+        }
+        return value;
+      }),
   };
-  return { db: counted, lookups: () => lookups };
+  return { db: counted, lookups: () => lookups, heldForPreparedLookup: () => held };
 }
 
 /** Drains `tenant` with a worker of its own; returns which batches were run with a prepared copy. */
-async function drain(tenant: string) {
-  const { db, lookups } = countingLookups(svc.service.db);
+async function drain(tenant: string, options: { holdFirstWrite?: boolean } = {}) {
+  const { db, lookups, heldForPreparedLookup } = instrumented(svc.service.db, options);
   const processor: BatchProcessor = createBatchProcessor({
     db,
     validateItem: createItemValidator(),
@@ -76,7 +104,7 @@ async function drain(tenant: string) {
     concurrency: 1,
   });
   await worker.drainTenant(tenant);
-  return { preparedRuns, lookups: lookups() };
+  return { preparedRuns, lookups: lookups(), heldForPreparedLookup: heldForPreparedLookup() };
 }
 
 const imagesOf = async (token: string, externalId: string) => {
@@ -85,65 +113,80 @@ const imagesOf = async (token: string, externalId: string) => {
   return res.json<{ variants: Array<{ sku: string; images: unknown[] }> }>().variants;
 };
 
-void describe('batches prepared ahead of their turn', () => {
-  void test('a batch prepared while the one before it writes the same sku sees that write', async () => {
-    const tenant = svc.tenant('pipeline-overlap');
-    const token = await svc.token(tenant);
-    const sku = `sku-${randomUUID()}`;
-    const owner = product({
-      variants: [variant({ sku, images: [{ url: 'https://cdn.example/a.jpg', angle: 10 }] })],
-    });
-    const first = await storeBatch(tenant, [owner]);
-    // The same sku for another product (a conflict only once the first batch is stored), then the
-    // owner again with one more image (merged with the image the first batch stores).
-    const thief = product({ variants: [variant({ sku })] });
-    const again = {
-      ...owner,
-      variants: [variant({ sku, images: [{ url: 'https://cdn.example/b.jpg' }] })],
-    };
-    const second = await storeBatch(tenant, [thief, again]);
-
-    const { preparedRuns, lookups } = await drain(tenant);
-
-    // The second batch's prepared merge read a sku the first batch then wrote, so its look-up and
-    // merge were run again (whether the first look-up happened to see that commit is timing).
-    assert.deepEqual(preparedRuns, onServer() ? [second] : []);
-    assert.equal(lookups, onServer() ? 3 : 2);
-    assert.deepEqual(countersOf(await batchStatus(svc, token, first)), {
-      status: 'completed',
-      received_count: 1,
-      validated_ok: 1,
-      validated_failed: 0,
-      upserted: 1,
-      failed: 0,
-    });
-    assert.deepEqual(countersOf(await batchStatus(svc, token, second)), {
-      status: 'completed_with_errors',
-      received_count: 2,
-      validated_ok: 2,
-      validated_failed: 0,
-      upserted: 1,
-      failed: 1,
-    });
-    const errors = await svc.allErrors(token, second);
-    assert.deepEqual(
-      errors.map((e) => ({
-        index: e.index,
-        codes: (e.errors as Array<{ code: string }>).map((x) => x.code),
-      })),
-      [{ index: 0, codes: ['sku_conflict'] }],
-    );
-    assert.deepEqual(await imagesOf(token, owner.external_id as string), [
-      {
-        ...(variant({ sku }) as object),
-        sku,
-        images: [
-          { url: 'https://cdn.example/a.jpg', angle: 10 },
-          { url: 'https://cdn.example/b.jpg', angle: null },
-        ],
-      },
-    ]);
+/**
+ * Two batches of one tenant: the first stores a product with a sku and an image; the second gives
+ * that sku to another product (a sku_conflict once the first is stored) and then sends the owner
+ * again with one more image (merged with the stored one).
+ */
+async function overlappingBatches(holdFirstWrite: boolean): Promise<void> {
+  const tenant = svc.tenant('pipeline-overlap');
+  const token = await svc.token(tenant);
+  const sku = `sku-${randomUUID()}`;
+  const owner = product({
+    variants: [variant({ sku, images: [{ url: 'https://cdn.example/a.jpg', angle: 10 }] })],
   });
+  const first = await storeBatch(tenant, [owner]);
+  // The same sku for another product (a conflict only once the first batch is stored), then the
+  // owner again with one more image (merged with the image the first batch stores).
+  const thief = product({ variants: [variant({ sku })] });
+  const again = {
+    ...owner,
+    variants: [variant({ sku, images: [{ url: 'https://cdn.example/b.jpg' }] })],
+  };
+  const second = await storeBatch(tenant, [thief, again]);
+
+  const { preparedRuns, lookups, heldForPreparedLookup } = await drain(tenant, { holdFirstWrite });
+
+  // The second batch's prepared merge read a sku the first batch then wrote, so its look-up and
+  // merge were run again (whether the first look-up happened to see that commit is timing).
+  assert.deepEqual(preparedRuns, onServer() ? [second] : []);
+  assert.equal(lookups, onServer() ? 3 : 2);
+  if (holdFirstWrite) assert.equal(heldForPreparedLookup, true);
+  assert.deepEqual(countersOf(await batchStatus(svc, token, first)), {
+    status: 'completed',
+    received_count: 1,
+    validated_ok: 1,
+    validated_failed: 0,
+    upserted: 1,
+    failed: 0,
+  });
+  assert.deepEqual(countersOf(await batchStatus(svc, token, second)), {
+    status: 'completed_with_errors',
+    received_count: 2,
+    validated_ok: 2,
+    validated_failed: 0,
+    upserted: 1,
+    failed: 1,
+  });
+  const errors = await svc.allErrors(token, second);
+  assert.deepEqual(
+    errors.map((e) => ({
+      index: e.index,
+      codes: (e.errors as Array<{ code: string }>).map((x) => x.code),
+    })),
+    [{ index: 0, codes: ['sku_conflict'] }],
+  );
+  assert.deepEqual(await imagesOf(token, owner.external_id as string), [
+    {
+      ...(variant({ sku }) as object),
+      sku,
+      images: [
+        { url: 'https://cdn.example/a.jpg', angle: 10 },
+        { url: 'https://cdn.example/b.jpg', angle: null },
+      ],
+    },
+  ]);
+}
+
+void describe('batches prepared ahead of their turn', () => {
+  void test('a batch prepared while the one before it writes the same sku sees that write', () =>
+    overlappingBatches(false));
+
+  void test(
+    'a prepared merge that surely read the catalog before the batch ahead committed is redone',
+    { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+    () => overlappingBatches(true),
+  );
 
   void test('batches with skus of their own are merged once, ahead of their turn', async () => {
     const tenant = svc.tenant('pipeline-disjoint');
