@@ -1,72 +1,66 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError, ValidationError } from './errors.ts';
+import { JsonTooDeepError, outlineJson } from './json-outline.ts';
 
 /** Deepest JSON nesting a body may have (CONTRACT §2); deeper bodies are refused before storage. */
 export const MAX_JSON_DEPTH = 64;
 
-/** The nesting depth of a parsed JSON value, stopping early once it exceeds `limit`. */
-export function jsonDepthExceeds(value: unknown, limit: number): boolean {
-  // Iterative, so a hostile body cannot overflow the stack.
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
-
-/** Parsed JSON together with its source text, which the submission stores without re-serializing. */
+/** The exact bytes of a JSON body (UTF-8), kept for routes that store it as sent. */
 export interface RawJson {
-  text: string;
+  bytes: Buffer;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The body's exact JSON text, kept for routes that store it as sent. */
+    /** The body's JSON bytes, on routes whose config asks for `bodyOutline`. */
     rawJson?: RawJson;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route validates only the outline of its JSON body (`outlineJson`: the top-level value and
+     * its members' types and lengths) and reads the body itself from `request.rawJson`, unparsed.
+     */
+    bodyOutline?: boolean;
   }
 }
 
 /**
- * Replaces Fastify's JSON parser: any `application/json` (charset allowed) body is parsed with
- * `JSON.parse` (an own `__proto__` key stays a plain property), its depth is checked, and its text is
- * kept on the request. Other media types fall through to Fastify's 415.
+ * Replaces Fastify's JSON parser: any `application/json` (charset allowed) body is checked by the
+ * scanner of `json-outline.ts` (syntax exactly as `JSON.parse`, then depth), then parsed with
+ * `JSON.parse` (an own `__proto__` key stays a plain property) — or, on a route with `bodyOutline`,
+ * not parsed at all: the route gets the outline as its body and the bytes on the request. Other media
+ * types fall through to Fastify's 415.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (request, body, done) => {
     // JSON is UTF-8 (RFC 8259); a body declared in another charset would be misread, so refuse it.
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
     if (charset && !/^utf-?8$/i.test(charset)) {
       done(new AppError('unsupported-media-type', `JSON bodies must be UTF-8, not ${charset}.`), undefined);
       return;
     }
-    const text = body as string;
-    let value: unknown;
+    const received = body as Buffer;
+    // Bytes that are not UTF-8 read as U+FFFD, as a text decoder reads them; what is stored is UTF-8.
+    const bytes = isUtf8(received) ? received : Buffer.from(received.toString('utf8'));
+    let outline: unknown;
     try {
-      value = JSON.parse(text);
-    } catch {
-      done(new AppError('malformed-json', 'The request body is not valid JSON.'), undefined);
-      return;
-    }
-    if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
+      outline = outlineJson(bytes, MAX_JSON_DEPTH);
+    } catch (error) {
       done(
-        new ValidationError([
-          {
-            field: '',
-            code: 'out_of_range',
-            message: `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels.`,
-          },
-        ]),
+        error instanceof JsonTooDeepError
+          ? new ValidationError([{ field: '', code: 'out_of_range', message: error.message }])
+          : new AppError('malformed-json', 'The request body is not valid JSON.'),
         undefined,
       );
       return;
     }
-    request.rawJson = { text };
-    done(null, value);
+    if (request.routeOptions.config.bodyOutline) {
+      request.rawJson = { bytes };
+      done(null, outline);
+    } else {
+      done(null, JSON.parse(bytes.toString('utf8')));
+    }
   });
 }

@@ -54,16 +54,17 @@ export async function insertBatch(
 
 /**
  * Stores every item of a submission: the body's JSON text, as received, in one row. Nothing is
- * re-serialized, numbers stay exactly as sent, and no item is judged before the worker does.
+ * re-serialized, numbers stay exactly as sent, and no item is judged before the worker does. Bytes
+ * (UTF-8) go to the database as they are, without becoming a JavaScript string first.
  */
 export async function insertBatchItems(
   tx: Queryable,
-  items: { tenantId: string; batchId: string; bodyJson: string },
+  items: { tenantId: string; batchId: string; body: string | Uint8Array },
 ): Promise<void> {
   await tx.query(`INSERT INTO batch_payloads (tenant_id, batch_id, body) VALUES ($1, $2, $3)`, [
     items.tenantId,
     items.batchId,
-    items.bodyJson,
+    items.body,
   ]);
 }
 

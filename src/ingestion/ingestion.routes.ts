@@ -39,7 +39,7 @@ export async function ingestionRoutes(
     '/products/ingestions',
     {
       bodyLimit: maxBodyBytes,
-      config: { openapiBody: IngestionRequest },
+      config: { openapiBody: IngestionRequest, bodyOutline: true },
       // Authenticate, then admit against the tenant's limits, both before the body is read.
       onRequest: [
         authorize(SCOPES.ingestionsWrite),
@@ -56,8 +56,10 @@ export async function ingestionRoutes(
     },
     async (request, reply) => {
       const { tenantId } = principalOf(request);
-      const bodyJson = request.rawJson?.text ?? JSON.stringify(request.body);
-      const accepted = await ingestion.submit(tenantId, request.body.items, bodyJson);
+      // The body was validated from its outline (its items are judged later, by the worker) and is
+      // stored as the bytes that were sent.
+      const body = request.rawJson?.bytes ?? Buffer.from(JSON.stringify(request.body));
+      const accepted = await ingestion.submit(tenantId, { receivedCount: request.body.items.length, body });
       return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
     },
   );

@@ -27,12 +27,11 @@ export interface IngestionService {
   admit(tenantId: string): Promise<Record<string, string>>;
   /**
    * Stores the batch and all its items and enqueues it, in one transaction, so that once this
-   * resolves the batch is durable and will be processed. `bodyJson` is the request's JSON text.
+   * resolves the batch is durable and will be processed. `body` is the request's JSON, as sent.
    */
   submit(
     tenantId: string,
-    items: readonly unknown[],
-    bodyJson: string,
+    batch: { receivedCount: number; body: Uint8Array },
   ): Promise<{ batch_id: string; received_count: number }>;
   getStatus(tenantId: string, batchId: string): Promise<BatchRecord>;
   listErrors(
@@ -67,15 +66,15 @@ export function createIngestionService(deps: {
   return {
     admit: (tenantId) => deps.rateLimiter.admit(tenantId),
 
-    async submit(tenantId, items, bodyJson) {
+    async submit(tenantId, { receivedCount, body }) {
       const batchId = uuidv7();
       await db.transaction(async (tx) => {
-        await insertBatch(tx, { tenantId, batchId, receivedCount: items.length });
-        await insertBatchItems(tx, { tenantId, batchId, bodyJson });
+        await insertBatch(tx, { tenantId, batchId, receivedCount });
+        await insertBatchItems(tx, { tenantId, batchId, body });
         await queue.send({ tenantId, batchId }, { tx });
       });
       deps.onSubmitted?.();
-      return { batch_id: batchId, received_count: items.length };
+      return { batch_id: batchId, received_count: receivedCount };
     },
 
     async getStatus(tenantId, batchId) {

@@ -7,7 +7,7 @@ export async function storeBatch(db: Database, tenantId: string, items: unknown[
   const batchId = randomUUID();
   await db.transaction(async (tx) => {
     await insertBatch(tx, { tenantId, batchId, receivedCount: items.length });
-    await insertBatchItems(tx, { tenantId, batchId, bodyJson: JSON.stringify({ items }) });
+    await insertBatchItems(tx, { tenantId, batchId, body: JSON.stringify({ items }) });
   });
   return batchId;
 }

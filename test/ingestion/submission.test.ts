@@ -177,6 +177,40 @@ void describe('202 accepted', () => {
     }
   });
 
+  void test('the body is read as JSON.parse reads it: the last of duplicate "items" keys wins', async () => {
+    const token = await freshToken();
+    const item = product();
+    const res = await post(token, `{"items":"not yet","items":[${JSON.stringify(item)}]}`);
+    assert.equal(res.statusCode, 202, res.body);
+    assert.equal(res.json<{ received_count: number }>().received_count, 1);
+    const final = await svc.waitForTerminal(token, res.json<{ batch_id: string }>().batch_id);
+    assert.deepEqual([final.status, ...countersOf(final)], ['completed', 1, 1, 0, 1, 0]);
+    assert.deepEqual(
+      (await allProducts(svc, token)).map((p) => p.external_id),
+      [item.external_id],
+    );
+
+    assertProblem(await post(token, `{"items":[${JSON.stringify(product())}],"items":null}`), {
+      slug: 'validation-error',
+      instance: PATH,
+      errors: [{ field: 'items', code: 'invalid_type' }],
+    });
+  });
+
+  void test('bytes that are not UTF-8 are read as U+FFFD, stored and processed', async () => {
+    const token = await freshToken();
+    const item = product({ name: 'Sofa MARK' });
+    const text = Buffer.from(JSON.stringify({ items: [item] }));
+    const at = text.indexOf('MARK');
+    const body = Buffer.concat([text.subarray(0, at), Buffer.from([0xff, 0xc3]), text.subarray(at + 4)]);
+    const res = await post(token, body);
+    assert.equal(res.statusCode, 202, res.body);
+    const final = await svc.waitForTerminal(token, res.json<{ batch_id: string }>().batch_id);
+    assert.equal(final.status, 'completed');
+    const [stored] = await allProducts(svc, token);
+    assert.equal(stored?.name, 'Sofa \uFFFD\uFFFD');
+  });
+
   void test('a repeated submission is a new batch, and both are processed', async () => {
     const token = await freshToken();
     const item = product();
