@@ -24,6 +24,8 @@ import { product } from './helpers/catalog-fixtures.ts';
 import { assertNothingStored, assertProblem, fieldCodes, ingest } from './helpers/api-assertions.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { loadVerificationKeys } from '../src/auth/keys.ts';
+import { createTokenVerifier } from '../src/auth/verify-token.ts';
+import { ForbiddenError, UnauthorizedError } from '../src/http/errors.ts';
 
 /** Bearer authentication, tenants and scopes (CONTRACT §3) on every protected endpoint. */
 
@@ -482,6 +484,71 @@ void describe('tenant isolation', () => {
     await assertNothingStored(svc, await svc.token(victim));
     const products = await svc.request({ method: 'GET', url: '/products', token: a });
     assert.deepEqual(products.json(), { data: [], next_cursor: null });
+  });
+});
+
+void describe('verified tokens are remembered, not trusted past their exp', () => {
+  const secret = randomBytes(32);
+  const keys = { secret: new Uint8Array(secret), asymmetric: undefined };
+  /** A verifier on a clock the test moves, starting on 2020-01-01. */
+  const verifierAt = (start: number, cacheTtlMs?: number) => {
+    const clock = { now: start };
+    const check = createTokenVerifier({ keys, tenantClaim: 'tenant_id', now: () => clock.now, cacheTtlMs });
+    return { clock, check };
+  };
+  const START = Date.UTC(2020, 0, 1);
+  const tokenUntil = (expSeconds: number, scope = 'ingestions:read') =>
+    new SignJWT({ tenant_id: 'acme', scope, exp: expSeconds })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(secret);
+  const rejection = (promise: Promise<unknown>) =>
+    promise.then(
+      () => assert.fail('the token was accepted'),
+      (error: unknown) => error,
+    );
+
+  for (const cacheTtlMs of [undefined, 0]) {
+    void test(`a remembered token is refused once its exp passes (cache ${cacheTtlMs ?? 'default'})`, async () => {
+      const { clock, check } = verifierAt(START, cacheTtlMs);
+      const token = await tokenUntil(START / 1000 + 10);
+      const header = `Bearer ${token}`;
+      // Valid on the verifier's clock in 2020, although long expired on the real one.
+      assert.deepEqual(await check(header, 'ingestions:read'), {
+        tenantId: 'acme',
+        scopes: new Set(['ingestions:read']),
+      });
+      clock.now += 9_999;
+      assert.equal((await check(header, 'ingestions:read')).tenantId, 'acme');
+      clock.now += 1;
+      const error = await rejection(check(header, 'ingestions:read'));
+      assert.ok(error instanceof UnauthorizedError);
+      assert.equal(error.message, 'The bearer token has expired.');
+    });
+  }
+
+  void test('a remembered token still needs the scope of each request', async () => {
+    const { check } = verifierAt(START);
+    const header = `Bearer ${await tokenUntil(START / 1000 + 3600)}`;
+    assert.equal((await check(header, 'ingestions:read')).tenantId, 'acme');
+    const error = await rejection(check(header, 'ingestions:write'));
+    assert.ok(error instanceof ForbiddenError);
+    assert.equal(error.message, 'The token lacks the scope "ingestions:write".');
+  });
+
+  void test('a refused token is not remembered: it is refused again, the same way', async () => {
+    const { check } = verifierAt(START);
+    const forged = `Bearer ${await new SignJWT({
+      tenant_id: 'acme',
+      scope: 'ingestions:read',
+      exp: START / 1000 + 60,
+    })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(randomBytes(32))}`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const error = await rejection(check(forged, 'ingestions:read'));
+      assert.ok(error instanceof UnauthorizedError);
+      assert.equal(error.message, 'The bearer token could not be verified.');
+    }
   });
 });
 

@@ -10,7 +10,7 @@ import { createSafeFetch, FetchFailure, type FetchImage } from './safe-fetch.ts'
 import type { RawImage, RoomType, SceneClassifier } from './scene-types.ts';
 import { decideStageability, type StageabilityDecision } from './stageability.ts';
 import { THRESHOLDS, type Thresholds } from './thresholds.ts';
-import { createTtlCache } from './ttl-cache.ts';
+import { createTtlCache } from '../runtime/ttl-cache.ts';
 import { createVlmClassifier } from './vlm-classifier.ts';
 import { createWorkQueue } from './work-queue.ts';
 

@@ -1,5 +1,6 @@
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
+import { createTtlCache } from '../runtime/ttl-cache.ts';
 import type { VerificationKeys } from './keys.ts';
 
 /** The scopes the API knows (CONTRACT §3). */
@@ -23,6 +24,16 @@ export interface TokenVerifierOptions {
   issuer?: string | undefined;
   audience?: string | undefined;
   tenantClaim: string;
+  /**
+   * How long a verified token is remembered, so that a client polling with one token is not
+   * re-verified on every request (0 turns it off). A remembered token is still refused once its
+   * `exp` passes; a key withdrawn from the JWKS stops admitting it within this time.
+   */
+  cacheTtlMs?: number;
+  /** How many verified tokens are remembered at most (the least recently used are dropped). */
+  cacheMaxEntries?: number;
+  /** The clock (tests move it). */
+  now?: () => number;
 }
 
 /** Checks an `Authorization` header and answers the caller, or throws 401/403 errors. */
@@ -39,9 +50,23 @@ function scopesOf(payload: JWTPayload): Set<string> {
 
 /** Creates the bearer-token check (CONTRACT §3): 401 for bad credentials, 403 for missing rights. */
 export function createTokenVerifier(options: TokenVerifierOptions): AuthorizationCheck {
-  const { keys } = options;
+  const { keys, now = Date.now } = options;
+  const verified = createTtlCache<JWTPayload & { exp: number }>({
+    ttlMs: options.cacheTtlMs ?? 60_000,
+    maxEntries: options.cacheMaxEntries ?? 1000,
+    now,
+  });
 
   const verify = async (token: string): Promise<JWTPayload> => {
+    // The same bytes verify the same way until the clock passes `exp` (`nbf` has already passed).
+    const remembered = verified.get(token);
+    if (remembered && now() < remembered.exp * 1000) return remembered;
+    const payload = await verifySignatureAndClaims(token);
+    if (typeof payload.exp === 'number') verified.set(token, { ...payload, exp: payload.exp });
+    return payload;
+  };
+
+  const verifySignatureAndClaims = async (token: string): Promise<JWTPayload> => {
     let alg: string | undefined;
     try {
       alg = decodeProtectedHeader(token).alg;
@@ -49,7 +74,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
       throw new UnauthorizedError('The bearer token is malformed.', true);
     }
     // A token must expire: one without `exp` would be valid forever if it leaked.
-    const claims = { issuer: options.issuer, audience: options.audience, requiredClaims: ['exp'] };
+    const claims = {
+      issuer: options.issuer,
+      audience: options.audience,
+      requiredClaims: ['exp'],
+      currentDate: new Date(now()),
+    };
     try {
       if (alg === 'HS256' && keys.secret) {
         return (await jwtVerify(token, keys.secret, { ...claims, algorithms: ['HS256'] })).payload;

@@ -7,7 +7,7 @@ import {
   type ImageAnalysis,
 } from '../../src/analysis/analysis.service.ts';
 import { createSafeFetch, type FetchImage } from '../../src/analysis/safe-fetch.ts';
-import { createTtlCache } from '../../src/analysis/ttl-cache.ts';
+import { createTtlCache } from '../../src/runtime/ttl-cache.ts';
 import { createWorkQueue, QueueFullError } from '../../src/analysis/work-queue.ts';
 import {
   decodeForTests,
