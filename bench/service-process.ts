@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -33,18 +33,28 @@ function readStatusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
+let built = false;
+
+/** Compiles the service to dist/ once per bench run, as `npm start` does before it starts. */
+function buildOnce(): void {
+  if (built) return;
+  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { stdio: 'inherit' });
+  built = true;
+}
+
 /**
- * Starts `src/main.ts` with `env` (and `nodeArgs` before the script, e.g. V8 heap flags) on a free port
- * and waits until `/readyz` says ready.
+ * Starts the compiled service (`dist/main.js`, built from src/ first) with `env` (and `nodeArgs`
+ * before the script, e.g. V8 heap flags) on a free port and waits until `/readyz` says ready.
  */
 export async function startServiceProcess(
   env: Record<string, string>,
   nodeArgs: readonly string[] = [],
 ): Promise<ServiceProcess> {
+  buildOnce();
   const port = await freePort();
   const secret = randomBytes(32).toString('hex');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-data-'));
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     env: {
       ...process.env,
       PORT: String(port),
