@@ -34,8 +34,10 @@ export interface IngestionBenchResult {
   fresh: RunFigures;
   update: RunFigures;
   submitLatencyMs: { p50: number; p99: number; n: number };
-  /** Each poller asks once per `intervalMs`, as a polling client does. */
+  /** Each poller asks once per `intervalMs`, as a polling client does, while the worker is busy. */
   statusLatencyMs: { p50: number; p99: number; n: number; pollers: number; intervalMs: number };
+  /** The same paced pollers once the worker is idle: what the API itself adds to a status read. */
+  statusIdleLatencyMs: { p50: number; p99: number; n: number; pollers: number; intervalMs: number };
   /** The same pollers back to back: the request rate the service sustains while ingesting. */
   statusSaturation: { p50: number; p99: number; n: number; pollers: number; requestsPerSecond: number };
   growth: Array<{ storedBatches: number; productsPerSecond: number }>;
@@ -204,6 +206,14 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     if (error) throw toError(error);
     await pollClient.waitTerminal(busyIds);
     ingested += busyIds.length * BATCH;
+    // The same pollers with nothing else running: the API's own latency, without the worker and
+    // PostgreSQL's upserts competing for the machine's cores.
+    await baseline.settle();
+    const idle = await pollStatus(pollClient, newest, {
+      pollers: options.pollers,
+      seconds: options.pollSeconds,
+      intervalMs: POLL_INTERVAL_MS,
+    });
 
     // Throughput as the stored catalog grows, for one tenant whose catalog is filled through the service.
     const growth: IngestionBenchResult['growth'] = [];
@@ -238,6 +248,13 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
         p99: paced.p99,
         n: paced.n,
         pollers: paced.pollers,
+        intervalMs: POLL_INTERVAL_MS,
+      },
+      statusIdleLatencyMs: {
+        p50: idle.p50,
+        p99: idle.p99,
+        n: idle.n,
+        pollers: idle.pollers,
         intervalMs: POLL_INTERVAL_MS,
       },
       statusSaturation: {
