@@ -52,6 +52,7 @@ function table(result: IngestionBenchResult): string {
     `| latency | p50 ms | p99 ms | samples |`,
     '|---|---|---|---|',
     `| POST /products/ingestions (1000 items, worker busy) | ${f(result.submitLatencyMs.p50, 1)} | ${f(result.submitLatencyMs.p99, 1)} | ${result.submitLatencyMs.n} |`,
+    `| POST /products/ingestions, worker busy and the pollers below polling | ${f(result.submitUnderPollingLatencyMs.p50, 1)} | ${f(result.submitUnderPollingLatencyMs.p99, 1)} | ${result.submitUnderPollingLatencyMs.n} |`,
     `| GET status, ${result.statusLatencyMs.pollers} pollers each every ${result.statusLatencyMs.intervalMs} ms, worker busy | ${f(result.statusLatencyMs.p50, 1)} | ${f(result.statusLatencyMs.p99, 1)} | ${result.statusLatencyMs.n} |`,
     `| GET status, the same ${result.statusSaturation.pollers} back to back, worker busy (${f(result.statusSaturation.requestsPerSecond)} requests/s) | ${f(result.statusSaturation.p50, 1)} | ${f(result.statusSaturation.p99, 1)} | ${result.statusSaturation.n} |`,
     `| GET status, the same ${result.statusIdleLatencyMs.pollers} every ${result.statusIdleLatencyMs.intervalMs} ms, worker idle | ${f(result.statusIdleLatencyMs.p50, 1)} | ${f(result.statusIdleLatencyMs.p99, 1)} | ${result.statusIdleLatencyMs.n} |`,
