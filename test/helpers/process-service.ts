@@ -15,7 +15,7 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** The service running as its own process (`node --import tsx src/main.ts`), as `npm start` runs it. */
+/** The service running as its own process (by default its sources under tsx: `src/main.ts`). */
 export interface ServiceProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -49,14 +49,16 @@ export async function signToken(secret: string, tenant: string): Promise<string>
 
 /**
  * Spawns the service with `env` (plus PATH and HOME only, so nothing of the test's own environment
- * leaks in) on a free port, and waits until `GET /healthz` answers 200.
+ * leaks in) on a free port, and waits until `GET /healthz` answers 200. `entry` is what Node runs:
+ * the sources under tsx, or a compiled `main.js`.
  */
 export async function spawnService(
   env: Record<string, string>,
   startTimeoutMs = 60_000,
+  entry: readonly string[] = ['--import', 'tsx', 'src/main.ts'],
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...entry], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { product } from './helpers/catalog-fixtures.ts';
+import {
+  signToken,
+  spawnService,
+  stopProcess,
+  uniqueSchema,
+  type ServiceProcess,
+} from './helpers/process-service.ts';
+
+/**
+ * `npm start` runs the service compiled to JavaScript (scripts/build.ts), while every other test runs
+ * the sources under tsx: this file builds a copy of its own and runs one batch through it, worker
+ * thread included on a server (TEST_DATABASE_URL).
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const run = promisify(execFile);
+const secret = randomBytes(32).toString('hex');
+const serverUrl = process.env.TEST_DATABASE_URL;
+const schema = serverUrl ? uniqueSchema('test_build') : undefined;
+// Inside the repository, so that the compiled modules find node_modules.
+const outDir = path.join(ROOT, `.build-test-${randomBytes(4).toString('hex')}`);
+let dataDir: string;
+let service: ServiceProcess | undefined;
+
+before(async () => {
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'build-test-'));
+  await run(process.execPath, ['--import', 'tsx', 'scripts/build.ts', '--out-dir', outDir], {
+    cwd: ROOT,
+    timeout: 120_000,
+  });
+});
+
+after(async () => {
+  if (service?.alive()) {
+    service.child.kill('SIGKILL');
+    await service.exited;
+  }
+  await fs.rm(outDir, { recursive: true, force: true });
+  await fs.rm(dataDir, { recursive: true, force: true });
+  if (serverUrl && schema) {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    await client.query(
+      `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
+    );
+    await client.end();
+  }
+});
+
+void test('the build carries the files the code reads next to itself, byte for byte', async () => {
+  for (const file of ['db/migrations/001_initial.sql', 'analysis/model/room-classifier.json']) {
+    assert.deepEqual(
+      await fs.readFile(path.join(outDir, file)),
+      await fs.readFile(path.join(ROOT, 'src', file)),
+    );
+  }
+  const stray = (await fs.readdir(outDir, { recursive: true })).filter((f) => f.endsWith('.ts'));
+  assert.deepEqual(stray, []);
+});
+
+void test('the compiled service ingests a batch, serves the product and drains on SIGTERM', async () => {
+  service = await spawnService(
+    {
+      AUTH_JWT_SECRET: secret,
+      DATA_DIR: dataDir,
+      ANALYSIS_ENABLED: 'false',
+      ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
+    },
+    60_000,
+    [path.join(outDir, 'main.js')],
+  );
+  const headers = {
+    authorization: `Bearer ${await signToken(secret, 'acme')}`,
+    'content-type': 'application/json',
+  };
+  const item = product({ name: 'Compiled sofa' });
+  const submitted = await fetch(`${service.baseUrl}/products/ingestions`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ items: [item, { external_id: 'no-variants' }] }),
+  });
+  assert.equal(submitted.status, 202, await submitted.clone().text());
+  const { batch_id: batchId } = (await submitted.json()) as { batch_id: string };
+
+  let record: Record<string, unknown> = {};
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+    const res = await fetch(`${service.baseUrl}/products/ingestions/${batchId}`, { headers });
+    record = (await res.json()) as Record<string, unknown>;
+    if (record.status === 'completed_with_errors') break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.deepEqual(
+    {
+      status: record.status,
+      received_count: record.received_count,
+      validated_ok: record.validated_ok,
+      validated_failed: record.validated_failed,
+      upserted: record.upserted,
+      failed: record.failed,
+    },
+    {
+      status: 'completed_with_errors',
+      received_count: 2,
+      validated_ok: 1,
+      validated_failed: 1,
+      upserted: 1,
+      failed: 1,
+    },
+  );
+  const stored = await fetch(`${service.baseUrl}/products/${String(item.external_id)}`, { headers });
+  assert.equal(stored.status, 200);
+  assert.equal(((await stored.json()) as { name: string }).name, 'Compiled sofa');
+
+  assert.deepEqual(await stopProcess(service, 'SIGTERM', 30_000), { code: 0, signal: null });
+});
