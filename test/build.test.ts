@@ -6,7 +6,6 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { product } from './helpers/catalog-fixtures.ts';
 import {
   signToken,
@@ -15,6 +14,8 @@ import {
   uniqueSchema,
   type ServiceProcess,
 } from './helpers/process-service.ts';
+import { dropServiceSchema } from './helpers/server-schema.ts';
+import { countersOf, type StatusRecord } from './helpers/state-assertions.ts';
 
 /**
  * `npm start` runs the service compiled to JavaScript (scripts/build.ts), while every other test runs
@@ -48,12 +49,7 @@ after(async () => {
   await fs.rm(outDir, { recursive: true, force: true });
   await fs.rm(dataDir, { recursive: true, force: true });
   if (serverUrl && schema) {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(
-      `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
-    );
-    await client.end();
+    await dropServiceSchema(serverUrl, schema);
   }
 });
 
@@ -92,31 +88,21 @@ void test('the compiled service ingests a batch, serves the product and drains o
   assert.equal(submitted.status, 202, await submitted.clone().text());
   const { batch_id: batchId } = (await submitted.json()) as { batch_id: string };
 
-  let record: Record<string, unknown> = {};
+  let record = {} as StatusRecord;
   for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     const res = await fetch(`${service.baseUrl}/products/ingestions/${batchId}`, { headers });
-    record = (await res.json()) as Record<string, unknown>;
+    record = (await res.json()) as StatusRecord;
     if (record.status === 'completed_with_errors') break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  assert.deepEqual(
-    {
-      status: record.status,
-      received_count: record.received_count,
-      validated_ok: record.validated_ok,
-      validated_failed: record.validated_failed,
-      upserted: record.upserted,
-      failed: record.failed,
-    },
-    {
-      status: 'completed_with_errors',
-      received_count: 2,
-      validated_ok: 1,
-      validated_failed: 1,
-      upserted: 1,
-      failed: 1,
-    },
-  );
+  assert.deepEqual(countersOf(record), {
+    status: 'completed_with_errors',
+    received_count: 2,
+    validated_ok: 1,
+    validated_failed: 1,
+    upserted: 1,
+    failed: 1,
+  });
   const stored = await fetch(`${service.baseUrl}/products/${String(item.external_id)}`, { headers });
   assert.equal(stored.status, 200);
   assert.equal(((await stored.json()) as { name: string }).name, 'Compiled sofa');

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import pg from 'pg';
+import { dropServiceSchema } from './server-schema.ts';
 import { ALL_SCOPES, startTestService, type TestService } from './test-service.ts';
 
 /** Why the tests that need several services on one database skip on the embedded database. */
@@ -42,15 +42,7 @@ export async function startSharedServices(envs: Array<Record<string, string>>): 
     },
     async stop() {
       const results = await Promise.allSettled(services.map((service) => service.stop()));
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(
-          `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
-        );
-      } finally {
-        await client.end();
-      }
+      await dropServiceSchema(serverUrl, schema);
       const failure = results.find((result) => result.status === 'rejected');
       if (failure) throw failure.reason;
     },

@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
-import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type Service } from '../../src/server.ts';
 import { embeddedTemplate } from './embedded-template.ts';
+import { dropServiceSchema } from './server-schema.ts';
 
 /** Every scope a token can carry. */
 export const ALL_SCOPES = 'ingestions:write ingestions:read catalog:read analysis:run';
@@ -134,12 +134,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     async stop() {
       await service.stop();
       if (serverUrl && schema) {
-        const client = new pg.Client({ connectionString: serverUrl });
-        await client.connect();
-        await client.query(
-          `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
-        );
-        await client.end();
+        await dropServiceSchema(serverUrl, schema);
       }
     },
   };

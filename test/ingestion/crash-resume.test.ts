@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { product } from '../helpers/catalog-fixtures.ts';
 import {
   signToken,
@@ -13,6 +12,7 @@ import {
   uniqueSchema,
   type ServiceProcess,
 } from '../helpers/process-service.ts';
+import { dropServiceSchema } from '../helpers/server-schema.ts';
 import {
   assertRecordInvariants,
   countersOf,
@@ -56,12 +56,7 @@ after(async () => {
   }
   await fs.rm(dataDir, { recursive: true, force: true });
   if (serverUrl && schema) {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(
-      `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
-    );
-    await client.end();
+    await dropServiceSchema(serverUrl, schema);
   }
 });
 
