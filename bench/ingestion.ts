@@ -231,6 +231,8 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
       const measured = Array.from({ length: options.growthBatches }, (_, i) =>
         JSON.stringify({ items: generateBatch(gPrefix, 1_000_000 + level * 100 + i) }),
       );
+      // Filling the catalog leaves autovacuum work behind; let it finish, as before the other phases.
+      await baseline.settle();
       const productsPerSecond = await endToEnd(gClient, measured, []);
       growth.push({ storedBatches: level, productsPerSecond });
       ingested += (fill.length + measured.length) * BATCH;
