@@ -50,7 +50,18 @@ async function readCache(file: string): Promise<CachedFeatures | null> {
   }
 }
 
-async function writeCache(file: string, features: ModelFeatures): Promise<void> {
+/** Every block of an extraction that was asked for all of them (a `features` request). */
+function everyBlock(features: ModelFeatures): CachedFeatures {
+  const blocks = {} as Record<FeatureBlock, Float32Array>;
+  for (const name of FEATURE_BLOCKS) {
+    const block = features.blocks[name];
+    if (!block) throw new Error(`the extraction lacks the feature block ${name}`);
+    blocks[name] = block;
+  }
+  return { blocks, detections: features.detections };
+}
+
+async function writeCache(file: string, features: CachedFeatures): Promise<void> {
   const blocks: Record<string, string> = {};
   for (const name of FEATURE_BLOCKS) {
     const b = features.blocks[name];
@@ -94,9 +105,9 @@ export async function loadFeatures(
         const i = missing[next++]!;
         const entry = entries[i]!;
         const image = await decodeForModel(await readFile(entry.absolutePath));
-        const features = await pool.run('features', image);
+        const features = everyBlock(await pool.run('features', image));
         await writeCache(await cachePath(options.cacheDir, entry.absolutePath), features);
-        results[i] = { blocks: features.blocks, detections: features.detections };
+        results[i] = features;
         if (++done % 250 === 0 || done === missing.length) {
           const rate = done / ((Date.now() - started) / 1000);
           log(`features: ${done}/${missing.length} (${rate.toFixed(1)} img/s)`);

@@ -10,7 +10,10 @@ import assert from 'node:assert/strict';
 
 import sharp from 'sharp';
 
+import { CenterNetModel } from '../../src/analysis/model/centernet-model.ts';
 import { createSceneClassifier, decodeForModel } from '../../src/analysis/model/index.ts';
+import { extractFeatures, FEATURE_BLOCKS } from '../../src/analysis/model/model-features.ts';
+import { featureVector, loadRoomHead } from '../../src/analysis/model/room-head.ts';
 import type { SceneClassifier } from '../../src/analysis/scene-types.ts';
 import { drawSyntheticFloorPlan } from '../../scripts/lib/synthetic-floor-plan.ts';
 
@@ -110,6 +113,25 @@ void test('inference runs off the event loop', async () => {
 
   // Six inferences take well over a second of CPU; the main thread only copies messages.
   assert.ok(longestGap < 150, `event loop blocked for ${longestGap.toFixed(0)} ms`);
+});
+
+void test('inference pools only the blocks the head reads, with the same values as a full extraction', async () => {
+  const model = await CenterNetModel.load();
+  const head = await loadRoomHead();
+  const image = await decodeForModel(await drawSyntheticFloorPlan(5));
+
+  const full = extractFeatures(model, image);
+  const partial = extractFeatures(model, image, head.blocks);
+
+  assert.deepEqual(Object.keys(full.blocks).sort(), [...FEATURE_BLOCKS].sort());
+  // The head's blocks, and the class peaks the verdict reads itself; nothing else.
+  assert.deepEqual(Object.keys(partial.blocks).sort(), [...new Set([...head.blocks, 'classMax'])].sort());
+  assert.deepEqual(featureVector(partial.blocks, head.blocks), featureVector(full.blocks, head.blocks));
+  assert.deepEqual(partial.detections, full.detections);
+  assert.deepEqual(partial.statistics, full.statistics);
+  assert.throws(() => featureVector(partial.blocks, ['headMax']), {
+    message: 'the feature block headMax was not extracted',
+  });
 });
 
 const PHOTOS: { file: string; roomType: string; scene: string; object?: string }[] = [

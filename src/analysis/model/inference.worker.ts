@@ -32,11 +32,12 @@ async function start(): Promise<void> {
   }
   port!.on('message', (request: InferenceRequest) => {
     try {
-      const features = extractFeatures(model, request.image);
       if (request.kind === 'features') {
-        post({ type: 'result', id: request.id, result: features });
+        post({ type: 'result', id: request.id, result: extractFeatures(model, request.image) });
       } else {
         if (!head) throw new Error('no classifier head loaded: run `npm run train` first');
+        // Only the head's own blocks are pooled: the others cost time and are not read.
+        const features = extractFeatures(model, request.image, head.blocks);
         post({ type: 'result', id: request.id, result: decideVerdict(head, features) });
       }
     } catch (err) {

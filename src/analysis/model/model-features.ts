@@ -1,5 +1,5 @@
 import type { DetectedObject, RawImage } from '../scene-types.ts';
-import { type CenterNetModel, NETWORK_INPUT_SIZE } from './centernet-model.ts';
+import { type CenterNetModel, NETWORK_INPUT_SIZE, type PooledOutput } from './centernet-model.ts';
 import { COCO_LABELS } from './coco-labels.ts';
 import { type ImageStatistics, measureImage, statisticsVector } from './image-statistics.ts';
 
@@ -23,9 +23,16 @@ export const FEATURE_BLOCKS = [
 /** One named block of features. */
 export type FeatureBlock = (typeof FEATURE_BLOCKS)[number];
 
+/**
+ * The blocks of one extraction: those asked for, and always the class peaks and the statistics,
+ * which the verdict reads itself.
+ */
+export type FeatureBlocks = Partial<Record<FeatureBlock, Float32Array>> &
+  Record<'classMax' | 'stats', Float32Array>;
+
 /** Everything the network and the image statistics say about one picture. */
 export interface ModelFeatures {
-  blocks: Record<FeatureBlock, Float32Array>;
+  blocks: FeatureBlocks;
   statistics: ImageStatistics;
   /** Detections after non-maximum suppression, score ≥ MIN_DETECTION_SCORE, best first. */
   detections: DetectedObject[];
@@ -36,29 +43,24 @@ export interface ModelFeatures {
 export const MIN_DETECTION_SCORE = 0.25;
 const NMS_IOU = 0.5;
 
-/** Runs the network and the image statistics on one decoded image. */
-export function extractFeatures(model: CenterNetModel, image: RawImage): ModelFeatures {
+/**
+ * Runs the network and the image statistics on one decoded image. Only the blocks asked for are
+ * pooled (a classifier head needs a few; training caches all of them).
+ */
+export function extractFeatures(
+  model: CenterNetModel,
+  image: RawImage,
+  blocks: readonly FeatureBlock[] = FEATURE_BLOCKS,
+): ModelFeatures {
   const started = performance.now();
-  const out = model.run(image);
+  const pooled = new Set<PooledOutput>(['classMax']);
+  for (const block of blocks) if (block !== 'stats') pooled.add(block);
+  const { detections, ...outputs } = model.run(image, [...pooled]);
   const statistics = measureImage(image);
   return {
-    blocks: {
-      headMean: out.headMean,
-      headMax: out.headMax,
-      headGrid: out.headGrid,
-      backboneMean: out.backboneMean,
-      backboneMax: out.backboneMax,
-      backboneStrips: out.backboneStrips,
-      se10: out.se10,
-      se11: out.se11,
-      se12: out.se12,
-      se13: out.se13,
-      se14: out.se14,
-      classMax: out.classMax,
-      stats: statisticsVector(statistics),
-    },
+    blocks: { ...outputs, classMax: outputs.classMax, stats: statisticsVector(statistics) },
     statistics,
-    detections: parseDetections(out.detections),
+    detections: parseDetections(detections),
     inferenceMs: performance.now() - started,
   };
 }

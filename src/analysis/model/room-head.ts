@@ -2,7 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 import { decodeFloat16 } from './float16-codec.ts';
-import { FEATURE_BLOCKS, type FeatureBlock, type ModelFeatures } from './model-features.ts';
+import {
+  FEATURE_BLOCKS,
+  type FeatureBlock,
+  type FeatureBlocks,
+  type ModelFeatures,
+} from './model-features.ts';
 
 /** Where the committed head lives, next to this file. */
 export const DEFAULT_HEAD_PATH = fileURLToPath(new URL('./room-classifier.json', import.meta.url));
@@ -85,12 +90,16 @@ export function powerNormalise(value: number): number {
 }
 
 /** Concatenates the chosen blocks, power-normalised (not yet standardised). */
-export function featureVector(blocks: Record<FeatureBlock, Float32Array>, chosen: readonly FeatureBlock[]) {
-  const length = chosen.reduce((n, b) => n + blocks[b].length, 0);
-  const out = new Float64Array(length);
+export function featureVector(blocks: FeatureBlocks, chosen: readonly FeatureBlock[]) {
+  const parts = chosen.map((b) => {
+    const part = blocks[b];
+    if (!part) throw new Error(`the feature block ${b} was not extracted`);
+    return part;
+  });
+  const out = new Float64Array(parts.reduce((n, part) => n + part.length, 0));
   let offset = 0;
-  for (const b of chosen) {
-    for (const v of blocks[b]) out[offset++] = powerNormalise(v);
+  for (const part of parts) {
+    for (const v of part) out[offset++] = powerNormalise(v);
   }
   return out;
 }
