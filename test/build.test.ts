@@ -109,3 +109,28 @@ void test('the compiled service ingests a batch, serves the product and drains o
 
   assert.deepEqual(await stopProcess(service, 'SIGTERM', 30_000), { code: 0, signal: null });
 });
+
+void test('a build from unchanged sources is skipped, and a stale one is replaced whole', async () => {
+  const build = () =>
+    run(process.execPath, ['--import', 'tsx', 'scripts/build.ts', '--out-dir', outDir], {
+      cwd: ROOT,
+      timeout: 120_000,
+    });
+  const stampFile = path.join(outDir, '.source-stamp');
+  const stamp = await fs.readFile(stampFile, 'utf8');
+  assert.match(stamp, /^[0-9a-f]{64}$/);
+  const marker = path.join(outDir, 'left-by-the-test.txt');
+  await fs.writeFile(marker, 'not part of any build');
+
+  await build();
+  assert.equal(await fs.readFile(marker, 'utf8'), 'not part of any build');
+
+  // As if the sources had changed since: the output is rebuilt beside it and swapped in.
+  await fs.writeFile(stampFile, 'stale');
+  await build();
+  await assert.rejects(fs.access(marker), { code: 'ENOENT' });
+  assert.equal(await fs.readFile(stampFile, 'utf8'), stamp);
+  await fs.access(path.join(outDir, 'main.js'));
+  const siblings = (await fs.readdir(ROOT)).filter((name) => name.startsWith(`${path.basename(outDir)}.`));
+  assert.deepEqual(siblings, []);
+});
