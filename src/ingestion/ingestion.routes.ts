@@ -57,8 +57,9 @@ export async function ingestionRoutes(
     async (request, reply) => {
       const { tenantId } = principalOf(request);
       // The body was validated from its outline (its items are judged later, by the worker) and is
-      // stored as the bytes that were sent.
-      const body = request.rawJson?.bytes ?? Buffer.from(JSON.stringify(request.body));
+      // stored as the bytes that were sent. `request.body` is only the outline: never store that.
+      const body = request.rawJson?.bytes;
+      if (!body) throw new Error('the JSON body parser kept no bytes for a bodyOutline route');
       const accepted = await ingestion.submit(tenantId, { receivedCount: request.body.items.length, body });
       return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
     },
