@@ -75,13 +75,20 @@ function algorithmOf(pem: string): string {
   }
 }
 
+/**
+ * How long a key set fetched from `AUTH_JWKS_URL` is used before it is fetched again (jose's default,
+ * stated here so that the docs can rely on it). A key withdrawn from the set stops verifying new
+ * tokens within this time; tokens already verified are remembered up to 60 s longer (verify-token.ts).
+ */
+export const JWKS_MAX_AGE_MS = 10 * 60_000;
+
 /** Loads every configured verification key (CONTRACT §1, §3). */
 export async function loadVerificationKeys(config: Config): Promise<VerificationKeys> {
   const secret = await resolveSecret(config, { create: true });
   let asymmetric: VerificationKeys['asymmetric'];
   if (config.auth.jwksUrl) {
     asymmetric = {
-      key: createRemoteJWKSet(new URL(config.auth.jwksUrl)),
+      key: createRemoteJWKSet(new URL(config.auth.jwksUrl), { cacheMaxAge: JWKS_MAX_AGE_MS }),
       algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
     };
   } else if (config.auth.publicKey) {

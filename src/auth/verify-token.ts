@@ -27,7 +27,8 @@ export interface TokenVerifierOptions {
   /**
    * How long a verified token is remembered, so that a client polling with one token is not
    * re-verified on every request (0 turns it off). A remembered token is still refused once its
-   * `exp` passes; a key withdrawn from the JWKS stops admitting it within this time.
+   * `exp` passes. A key withdrawn from the JWKS stops admitting its tokens once the key set is
+   * fetched again (`JWKS_MAX_AGE_MS`) and the tokens it verified are no longer remembered.
    */
   cacheTtlMs?: number;
   /** How many verified tokens are remembered at most (the least recently used are dropped). */
