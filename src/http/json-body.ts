@@ -6,6 +6,13 @@ import { JsonTooDeepError, outlineJson } from './json-outline.ts';
 /** Deepest JSON nesting a body may have (CONTRACT §2); deeper bodies are refused before storage. */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * Arrays in an outline are counted up to this length (and one more). The routes that validate an
+ * outline allow far fewer elements (the ingestion envelope: 1000 items), so a longer array is refused
+ * by its schema all the same, and a body of millions of elements costs no stand-in for each.
+ */
+const OUTLINE_MAX_ARRAY_LENGTH = 100_000;
+
 /** The exact bytes of a JSON body (UTF-8), kept for routes that store it as sent. */
 export interface RawJson {
   bytes: Buffer;
@@ -46,7 +53,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const bytes = isUtf8(received) ? received : Buffer.from(received.toString('utf8'));
     let outline: unknown;
     try {
-      outline = outlineJson(bytes, MAX_JSON_DEPTH);
+      outline = outlineJson(bytes, { maxDepth: MAX_JSON_DEPTH, maxArrayLength: OUTLINE_MAX_ARRAY_LENGTH });
     } catch (error) {
       done(
         error instanceof JsonTooDeepError

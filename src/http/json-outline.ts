@@ -97,18 +97,57 @@ function scanNumber(bytes: Uint8Array, i: number): number {
 }
 
 /**
+ * The open containers, innermost last, one byte each: a body of 64 MiB of `[` is legal input up to
+ * its end, and a plain array would hold 8 bytes per level.
+ */
+class ContainerStack {
+  private kinds = new Uint8Array(64);
+  depth = 0;
+
+  push(kind: number): void {
+    if (this.depth === this.kinds.length) {
+      const grown = new Uint8Array(this.kinds.length * 2);
+      grown.set(this.kinds);
+      this.kinds = grown;
+    }
+    this.kinds[this.depth++] = kind;
+  }
+
+  pop(): void {
+    this.depth--;
+  }
+
+  /** The container at `level` (0 is the top-level one). */
+  at(level: number): number {
+    return this.kinds[level]!;
+  }
+
+  /** The innermost open container, or 0 when none is open. */
+  top(): number {
+    return this.depth === 0 ? 0 : this.kinds[this.depth - 1]!;
+  }
+}
+
+/**
  * Scans UTF-8 JSON `bytes` and returns its outline: the top-level value with each member (an object's
  * property or an array's element) replaced by a stand-in of the same JSON type — `""`, `0`, `true`,
  * `false`, `null`, `{}`, or an array of as many `null`s as the member has elements. Keys keep their
  * order and, as with `JSON.parse`, the last of duplicate keys wins. Enough to validate an envelope
  * such as `{items: [...]}` with its schema; everything deeper stays in the bytes.
  *
+ * Arrays longer than `maxArrayLength` (the top-level one, or a member) are outlined with
+ * `maxArrayLength + 1` elements: enough for a schema's `maxItems` to refuse them, without a stand-in
+ * for each of the millions of elements a large body can hold.
+ *
  * Throws `JsonSyntaxError` for text `JSON.parse` would refuse and, for valid text only,
  * `JsonTooDeepError` when containers nest deeper than `maxDepth` (the top-level container is 1).
  */
-export function outlineJson(bytes: Uint8Array, maxDepth: number): unknown {
+export function outlineJson(
+  bytes: Uint8Array,
+  { maxDepth, maxArrayLength = Number.MAX_SAFE_INTEGER }: { maxDepth: number; maxArrayLength?: number },
+): unknown {
   const n = bytes.length;
-  const stack: number[] = [];
+  const stack = new ContainerStack();
   let i = 0;
   let tooDeep = false;
 
@@ -129,7 +168,7 @@ export function outlineJson(bytes: Uint8Array, maxDepth: number): unknown {
     if (bytes[at] !== QUOTE) fail(at);
     const end = scanString(bytes, at);
     if (end < 0) fail(end);
-    if (stack.length === 1) key = JSON.parse(new TextDecoder().decode(bytes.subarray(at, end + 1))) as string;
+    if (stack.depth === 1) key = JSON.parse(new TextDecoder().decode(bytes.subarray(at, end + 1))) as string;
     at = skipWhitespace(bytes, end + 1);
     if (bytes[at] !== COLON) fail(at);
     return at + 1;
@@ -137,24 +176,25 @@ export function outlineJson(bytes: Uint8Array, maxDepth: number): unknown {
 
   /** Notes a value of the JSON type of `standIn` starting at the current depth. */
   const noteValue = (standIn: unknown) => {
-    const depth = stack.length;
+    const depth = stack.depth;
     if (depth === 0) top = standIn;
     else if (depth === 1) {
       member = { value: standIn, length: 0 };
-      if (stack[0] === OBJECT) topMembers.set(key, member);
-      else topElements.push(member);
-    } else if (depth === 2 && stack[1] === ARRAY && member) member.length++;
+      if (stack.at(0) === OBJECT) topMembers.set(key, member);
+      else if (topElements.length <= maxArrayLength) topElements.push(member);
+    } else if (depth === 2 && stack.at(1) === ARRAY && member && member.length <= maxArrayLength) {
+      member.length++;
+    }
   };
 
   i = skipWhitespace(bytes, i);
   for (;;) {
     // A value starts at i.
     const b = bytes[i] ?? -1;
-    const literal = LITERALS[b];
     if (b === OPEN_BRACE || b === OPEN_BRACKET) {
       noteValue(b === OPEN_BRACE ? {} : []);
       stack.push(b === OPEN_BRACE ? OBJECT : ARRAY);
-      if (stack.length > maxDepth) tooDeep = true;
+      if (stack.depth > maxDepth) tooDeep = true;
       i = skipWhitespace(bytes, i + 1);
       if (bytes[i] !== (b === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET)) {
         if (b === OPEN_BRACE) i = scanKey(i);
@@ -171,17 +211,18 @@ export function outlineJson(bytes: Uint8Array, maxDepth: number): unknown {
     } else if (b === MINUS || isDigit(b)) {
       noteValue(0);
       if ((i = scanNumber(bytes, i)) < 0) fail(i);
-    } else if (literal) {
+    } else {
+      const literal = LITERALS[b] ?? fail(i);
       for (let k = 0; k < literal.length; k++) if (bytes[i + k] !== literal[k]) fail(i + k);
       noteValue(b === 0x74 ? true : b === 0x66 ? false : null);
       i += literal.length;
-    } else fail(i);
+    }
 
     // After a value: close containers until one goes on with a comma, or the text ends.
     for (;;) {
       i = skipWhitespace(bytes, i);
-      const container = stack.at(-1);
-      if (container === undefined) {
+      const container = stack.top();
+      if (container === 0) {
         if (i < n) fail(i);
         if (tooDeep) throw new JsonTooDeepError(`JSON nesting is deeper than ${maxDepth} levels.`);
         return buildOutline(top, topMembers, topElements);

@@ -264,6 +264,16 @@ void describe('400 validation-error on the envelope (nothing stored)', () => {
       body: JSON.stringify({ items: Array.from({ length: 1001 }, () => product()) }),
       errors: [{ field: 'items', code: 'too_many_items' }],
     },
+    {
+      name: 'half a million items (more than the outline counts)',
+      body: `{"items":[${'0,'.repeat(499_999)}0]}`,
+      errors: [{ field: 'items', code: 'too_many_items' }],
+    },
+    {
+      name: 'a top-level array of half a million elements',
+      body: `[${'0,'.repeat(499_999)}0]`,
+      errors: [{ field: '', code: 'invalid_type' }],
+    },
   ];
 
   for (const { name, body, errors } of cases) {

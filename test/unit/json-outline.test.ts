@@ -4,7 +4,7 @@ import { JsonSyntaxError, JsonTooDeepError, outlineJson } from '../../src/http/j
 
 /** The submission's envelope check: `outlineJson` must accept exactly what `JSON.parse` accepts. */
 
-const outline = (text: string, maxDepth = 64) => outlineJson(Buffer.from(text), maxDepth);
+const outline = (text: string, maxDepth = 64) => outlineJson(Buffer.from(text), { maxDepth });
 
 /** What the outline of a parsed value should be, written from its definition. */
 function expectedOutline(value: unknown): unknown {
@@ -96,6 +96,25 @@ void describe('outlineJson', () => {
     assert.throws(() => outline('{"a":{"b":{"c":{}}}}', 3), JsonTooDeepError);
     assert.throws(() => outline('[[[[', 3), JsonSyntaxError);
     assert.throws(() => outline('['.repeat(100_000) + ']'.repeat(100_000), 64), JsonTooDeepError);
+  });
+
+  void test('counts long arrays only up to one past the limit, at the top level and in members', () => {
+    const limited = (text: string) => outlineJson(Buffer.from(text), { maxDepth: 64, maxArrayLength: 3 });
+    assert.deepEqual(limited('[1,2,3]'), [0, 0, 0]);
+    assert.deepEqual(limited('[1,"a",{},[],null,6,7]'), [0, '', {}, []]);
+    assert.deepEqual(limited('{"items":[1,2,3]}'), { items: [null, null, null] });
+    assert.deepEqual(limited('{"items":[1,2,3,4,5,6,7],"b":[1]}'), {
+      items: [null, null, null, null],
+      b: [null],
+    });
+    // Still every byte is checked.
+    assert.throws(() => limited('{"items":[1,2,3,4,5,6,7,]}'), JsonSyntaxError);
+  });
+
+  void test('finds a million open brackets unfinished, however deep they go', () => {
+    assert.throws(() => outline('['.repeat(1_000_000)), JsonSyntaxError);
+    assert.throws(() => outline('{"a":'.repeat(500_000)), JsonSyntaxError);
+    assert.throws(() => outline(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`), JsonTooDeepError);
   });
 
   void test('refuses what JSON.parse refuses', () => {
