@@ -4,7 +4,9 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'dist.*/', '.build-test-*/', 'bench/results/', 'coverage/'] },
+  {
+    ignores: ['node_modules/', 'data/', 'dist/', 'dist.*/', '.build-test-*/', 'bench/results/', 'coverage/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
