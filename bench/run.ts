@@ -92,7 +92,8 @@ async function runIngestion(): Promise<void> {
     batchesPerRun: smoke ? 2 : 20,
     repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
     growthLevels: smoke ? [1, 2] : [1, 10, 100],
-    growthBatches: smoke ? 1 : 5,
+    // As many as an end-to-end run: 5 batches (≈ 1 s) let one slow spell of the machine move a level by a third.
+    growthBatches: smoke ? 1 : 20,
     pollers: smoke ? 5 : 50,
     pollSeconds: smoke ? 1 : 5,
     saturationSeconds: smoke ? 1 : 3,
