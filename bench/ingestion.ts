@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { dropServiceSchema } from '../test/helpers/server-schema.ts';
 import { openBaseline } from './baseline.ts';
 import { generateBatch } from './catalog-generator.ts';
 import { createBenchClient, percentile, type BenchClient } from './http-client.ts';
@@ -285,14 +286,6 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     await Promise.all(clients.map((client) => client.close()));
     await baseline.close();
     await service.stop();
-    if (options.databaseUrl) {
-      const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: options.databaseUrl });
-      await client.connect();
-      await client.query(
-        `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
-      );
-      await client.end();
-    }
+    if (options.databaseUrl) await dropServiceSchema(options.databaseUrl, schema);
   }
 }
