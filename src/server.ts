@@ -34,7 +34,10 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Batch attempts that end in an unexpected error before the batch is failed (CONTRACT §5). */
+/**
+ * Runs of a batch, each counted from its start, that may end in an unexpected error or take their
+ * process down before the batch is failed (CONTRACT §5); a run cut short by a shutdown is not counted.
+ */
 const MAX_BATCH_ATTEMPTS = 5;
 const DRAIN_TIMEOUT_MS = 8_000;
 

@@ -7,7 +7,6 @@ import { BATCH_STATUS, TERMINAL_STATUSES, type BatchStatus } from './batch-statu
 import { findBatch, type BatchRow } from './batch.repository.ts';
 import {
   advanceBatch,
-  countFailedAttempt,
   findFailedIndices,
   finishBatch,
   giveUpBatch,
@@ -15,6 +14,8 @@ import {
   moveStatus,
   readItems,
   recordValidation,
+  releaseBatchRun,
+  startBatchRun,
   type ItemFailure,
 } from './batch-progress.repository.ts';
 import type { ItemValidator } from './item-validator.ts';
@@ -91,8 +92,12 @@ export interface BatchProcessor {
     signal: AbortSignal,
     pipeline?: PipelineOptions,
   ): Promise<BatchOutcome>;
-  /** Records a failed attempt; past the limit, fails the batch's unsettled items and ends it. */
-  recordFailedAttempt(tenantId: string, batchId: string): Promise<void>;
+  /**
+   * After a run that ended in an error: once `maxAttempts` runs have been counted, fails the batch's
+   * unsettled items as `internal_error` and ends it. Every run counts from its start (a run cut
+   * short by a shutdown gives its count back), so runs that killed their process count too.
+   */
+  settleFailedRun(tenantId: string, batchId: string): Promise<void>;
 }
 
 /** Items validated between two turns of the event loop. */
@@ -230,6 +235,28 @@ export function createBatchProcessor(deps: {
     return totals;
   }
 
+  /**
+   * Ends a batch that could not be processed: its unsettled items fail as `internal_error` and it
+   * becomes `failed` (CONTRACT §5). Returns what that did, or null when the batch had already ended.
+   */
+  async function giveUp(batch: BatchRow): Promise<BatchOutcome | null> {
+    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
+    const unvalidated = batch.status !== BATCH_STATUS.processing;
+    const from = unvalidated ? 0 : batch.next_index;
+    const payloads = await readItems(db, key);
+    return db.transaction(async (tx) => {
+      const recorded = await findFailedIndices(tx, { ...key, fromIndex: from });
+      const failures: ItemFailure[] = [];
+      for (let idx = from; idx < payloads.length; idx++) {
+        if (!recorded.has(idx)) failures.push(internalError(idx, payloads[idx]));
+      }
+      const status = await giveUpBatch(tx, { ...key, failedCount: failures.length, unvalidated });
+      if (status === null) return null;
+      await insertItemFailures(tx, key, failures);
+      return { status, upserted: 0, failed: failures.length };
+    });
+  }
+
   /** Where a batch's unsettled items start: validation (re)starts a batch from its first item. */
   const resumeIndex = (batch: BatchRow) =>
     batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating ? 0 : batch.next_index;
@@ -253,9 +280,13 @@ export function createBatchProcessor(deps: {
 
     async processBatch(tenantId, batchId, signal, pipeline = {}) {
       const outcome: BatchOutcome = { status: null, upserted: 0, failed: 0 };
-      const batch = await findBatch(db, tenantId, batchId);
-      if (!batch || TERMINAL_STATUSES.includes(batch.status)) return outcome;
+      const batch = await startBatchRun(db, tenantId, batchId);
+      if (!batch) return outcome;
       const key = { tenantId, batchId };
+      if (batch.attempts > deps.maxAttempts) {
+        // The runs before this one ended without a word: each killed its process, it seems.
+        return (await giveUp(batch)) ?? outcome;
+      }
       const prepared = pipeline.prepared?.batchId === batchId ? pipeline.prepared : null;
 
       if (batch.status === BATCH_STATUS.accepted) {
@@ -269,7 +300,10 @@ export function createBatchProcessor(deps: {
       }
 
       for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
-        if (signal.aborted) throw new ShutdownError();
+        if (signal.aborted) {
+          await releaseBatchRun(db, tenantId, batchId);
+          throw new ShutdownError();
+        }
         const to = Math.min(from + chunkSize, batch.received_count);
         // A chunk merged ahead of time still holds if nothing written since touched its skus
         // (this worker is the only writer of the tenant's catalog while it holds the tenant lock;
@@ -294,24 +328,10 @@ export function createBatchProcessor(deps: {
       return outcome;
     },
 
-    async recordFailedAttempt(tenantId, batchId) {
-      const attempts = await countFailedAttempt(db, tenantId, batchId);
-      if (attempts < deps.maxAttempts) return;
+    async settleFailedRun(tenantId, batchId) {
       const batch = await findBatch(db, tenantId, batchId);
-      if (!batch || TERMINAL_STATUSES.includes(batch.status)) return;
-      const key = { tenantId, batchId };
-      const unvalidated = batch.status !== BATCH_STATUS.processing;
-      const from = unvalidated ? 0 : batch.next_index;
-      const payloads = await readItems(db, key);
-      await db.transaction(async (tx) => {
-        const recorded = await findFailedIndices(tx, { ...key, fromIndex: from });
-        const failures: ItemFailure[] = [];
-        for (let idx = from; idx < payloads.length; idx++) {
-          if (!recorded.has(idx)) failures.push(internalError(idx, payloads[idx]));
-        }
-        await insertItemFailures(tx, key, failures);
-        await giveUpBatch(tx, { ...key, failedCount: failures.length, unvalidated });
-      });
+      if (!batch || TERMINAL_STATUSES.includes(batch.status) || batch.attempts < deps.maxAttempts) return;
+      await giveUp(batch);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import type { FieldError } from '../http/errors.ts';
 import type { BatchStatus } from './batch-status.ts';
+import { BATCH_COLUMNS, toBatchRow, type BatchRow, type RawBatchRow } from './batch.repository.ts';
 
 /** SQL of the worker side of ingestion: reading items and recording progress. */
 
@@ -52,13 +53,30 @@ export async function readItems(
   return body === undefined ? [] : (JSON.parse(body) as { items: unknown[] }).items;
 }
 
-/** Counts one more failed processing attempt and returns the new count. */
-export async function countFailedAttempt(db: Queryable, tenantId: string, batchId: string): Promise<number> {
-  const rows = await db.query<{ attempts: number }>(
-    `UPDATE batches SET attempts = attempts + 1 WHERE tenant_id = $1 AND id = $2 RETURNING attempts`,
+/**
+ * Counts a run of the worker on an unfinished batch before the run does anything, and returns the
+ * batch with the new count, or null when it is missing or finished. Counting up front is what lets
+ * a batch that kills its process (and so never records its own failure) end after a few runs.
+ */
+export async function startBatchRun(
+  db: Queryable,
+  tenantId: string,
+  batchId: string,
+): Promise<BatchRow | null> {
+  const rows = await db.query<RawBatchRow>(
+    `UPDATE batches SET attempts = attempts + 1
+     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED} RETURNING ${BATCH_COLUMNS}`,
     [tenantId, batchId],
   );
-  return rows[0]?.attempts ?? 0;
+  return rows[0] ? toBatchRow(rows[0]) : null;
+}
+
+/** Takes back the count of a run that stopped because its process was shutting down. */
+export async function releaseBatchRun(db: Queryable, tenantId: string, batchId: string): Promise<void> {
+  await db.query(`UPDATE batches SET attempts = GREATEST(attempts - 1, 0) WHERE tenant_id = $1 AND id = $2`, [
+    tenantId,
+    batchId,
+  ]);
 }
 
 /** Moves a batch from `from` to `to`; false when it was not in `from` (someone else moved it). */

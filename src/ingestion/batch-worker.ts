@@ -64,7 +64,7 @@ export function createBatchWorker(deps: {
     } catch (error) {
       if (error instanceof ShutdownError) throw error;
       log.error({ err: error, tenantId, batchId }, 'batch processing failed; it will be retried');
-      await processor.recordFailedAttempt(tenantId, batchId);
+      await processor.settleFailedRun(tenantId, batchId);
       throw error;
     }
   }

@@ -12,16 +12,16 @@ export interface BatchRow extends BatchRecord {
   attempts: number;
 }
 
-interface RawBatchRow extends Omit<BatchRow, 'created_at' | 'updated_at'> {
+export interface RawBatchRow extends Omit<BatchRow, 'created_at' | 'updated_at'> {
   created_at: Date;
   updated_at: Date;
 }
 
-const BATCH_COLUMNS = `tenant_id, id::text AS batch_id, seq, status, received_count, validated_ok,
+export const BATCH_COLUMNS = `tenant_id, id::text AS batch_id, seq, status, received_count, validated_ok,
   validated_failed, upserted, failed, next_index, attempts, created_at, updated_at`;
 
 /** Timestamps as the API shows them: ISO 8601, UTC, milliseconds. */
-function toBatchRow(row: RawBatchRow): BatchRow {
+export function toBatchRow(row: RawBatchRow): BatchRow {
   return { ...row, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
 }
 

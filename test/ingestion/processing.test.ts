@@ -23,6 +23,7 @@ import {
   type BatchProcessor,
 } from '../../src/ingestion/batch-processor.ts';
 import { moveStatus } from '../../src/ingestion/batch-progress.repository.ts';
+import { findBatch } from '../../src/ingestion/batch.repository.ts';
 import { createItemValidator } from '../../src/ingestion/item-validator.ts';
 
 /** CONTRACT §5 states, counters and at-least-once processing, §6 the status record. */
@@ -257,6 +258,21 @@ void describe('recovery paths of the batch processor, on the real database', () 
     };
   }
 
+  /** The database, but every transaction fails as one on a lost connection does. */
+  function losingConnection(db: Database): Database {
+    return {
+      ...db,
+      transaction() {
+        return Promise.reject(new Error('Connection terminated unexpectedly'));
+      },
+    };
+  }
+
+  /** The runs a batch has used up (the worker's own column, not part of the status record). */
+  async function runsCounted(tenantId: string, batchId: string): Promise<number | undefined> {
+    return (await findBatch(svc.service.db, tenantId, batchId))?.attempts;
+  }
+
   const processorOn = (db: Database, chunkSize: number, maxAttempts = 3): BatchProcessor =>
     createBatchProcessor({ db, validateItem: createItemValidator(), chunkSize, maxAttempts });
 
@@ -448,7 +464,7 @@ void describe('recovery paths of the batch processor, on the real database', () 
     assert.equal((await allProducts(svc, token)).length, 4);
   });
 
-  void test('recordFailedAttempt at maxAttempts fails the unsettled items as internal_error and ends the batch', async () => {
+  void test('after maxAttempts runs that fail, the unsettled items fail as internal_error and the batch ends', async () => {
     const tenant = svc.tenant('give-up');
     const token = await svc.token(tenant);
     const items = [product(), product(), product(), withoutName(), product()];
@@ -466,15 +482,23 @@ void describe('recovery paths of the batch processor, on the real database', () 
       failed: 1,
     });
 
+    assert.equal(await runsCounted(tenant, batchId), 0, 'a run cut short by a shutdown gives its count back');
+
     const processor = processorOn(svc.service.db, 2, 3);
-    await processor.recordFailedAttempt(tenant, batchId);
-    await processor.recordFailedAttempt(tenant, batchId);
+    const failing = processorOn(losingConnection(svc.service.db), 2, 3);
+    const failedRun = async () => {
+      await assert.rejects(failing.processBatch(tenant, batchId, new AbortController().signal), /Connection/);
+      await processor.settleFailedRun(tenant, batchId);
+    };
+    await failedRun();
+    await failedRun();
+    assert.equal(await runsCounted(tenant, batchId), 2);
     assert.deepEqual(
       await batchStatus(svc, token, batchId),
       midway,
       'below maxAttempts nothing visible changes',
     );
-    await processor.recordFailedAttempt(tenant, batchId);
+    await failedRun();
 
     const final = await batchStatus(svc, token, batchId);
     assertRecordInvariants(final, 5);
@@ -506,8 +530,8 @@ void describe('recovery paths of the batch processor, on the real database', () 
     ]);
     assert.equal((await allProducts(svc, token)).length, 2);
 
-    // A terminal batch stays as it is: more failed attempts or another run change nothing.
-    await processor.recordFailedAttempt(tenant, batchId);
+    // A terminal batch stays as it is: more failed runs or another run change nothing.
+    await processor.settleFailedRun(tenant, batchId);
     assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
       status: null,
       upserted: 0,
@@ -516,15 +540,32 @@ void describe('recovery paths of the batch processor, on the real database', () 
     assert.deepEqual(await batchStatus(svc, token, batchId), final);
   });
 
-  void test('recordFailedAttempt at maxAttempts on a never-validated batch fails every item', async () => {
+  void test('runs that die with their process count: the run after maxAttempts of them fails every item', async () => {
     const tenant = svc.tenant('give-up-early');
     const token = await svc.token(tenant);
     const items = [product(), 'a string', product()];
     const batchId = await storeBatch(tenant, items);
+    // A run that kills its process never gets to settle its failure: nothing but its start is recorded.
+    const dying = processorOn(losingConnection(svc.service.db), 2, 2);
+    for (let run = 1; run <= 2; run++) {
+      await assert.rejects(dying.processBatch(tenant, batchId, new AbortController().signal), /Connection/);
+      assert.equal(await runsCounted(tenant, batchId), run);
+    }
+    assert.deepEqual(countersOf(await batchStatus(svc, token, batchId)), {
+      status: 'validating',
+      received_count: 3,
+      validated_ok: 0,
+      validated_failed: 0,
+      upserted: 0,
+      failed: 0,
+    });
+
     const processor = processorOn(svc.service.db, 2, 2);
-    await processor.recordFailedAttempt(tenant, batchId);
-    assert.equal((await batchStatus(svc, token, batchId)).status, 'accepted');
-    await processor.recordFailedAttempt(tenant, batchId);
+    assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
+      status: 'failed',
+      upserted: 0,
+      failed: 3,
+    });
     const final = await batchStatus(svc, token, batchId);
     assertRecordInvariants(final, 3);
     assert.deepEqual(countersOf(final), {
