@@ -71,9 +71,13 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-function workerThread(env: NodeJS.ProcessEnv): boolean {
+/** Whether ROLE=all runs its worker in a thread of its own; the other roles have no worker to move. */
+function workerThread(env: NodeJS.ProcessEnv, role: Role): boolean {
   const onServer = optional(env, 'DATABASE_URL') !== undefined;
-  const thread = flag(env, 'WORKER_THREAD', onServer);
+  const thread = flag(env, 'WORKER_THREAD', onServer && role === 'all');
+  if (thread && role !== 'all') {
+    throw new ConfigError(`WORKER_THREAD=true applies only to ROLE=all (ROLE=${role} runs no worker thread)`);
+  }
   if (thread && !onServer) {
     throw new ConfigError('WORKER_THREAD=true needs DATABASE_URL: the embedded database lives in one thread');
   }
@@ -98,10 +102,11 @@ function schemaName(raw: string | undefined): string | undefined {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000);
   const host = optional(env, 'HOST') ?? '127.0.0.1';
+  const serviceRole = role(optional(env, 'ROLE'));
   return {
     port,
     host,
-    role: role(optional(env, 'ROLE')),
+    role: serviceRole,
     nodeEnv: optional(env, 'NODE_ENV') ?? 'development',
     databaseUrl: optional(env, 'DATABASE_URL'),
     databaseSchema: schemaName(optional(env, 'DATABASE_SCHEMA')),
@@ -125,7 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     worker: {
       concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
       chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 1000, 1),
-      thread: workerThread(env),
+      thread: workerThread(env, serviceRole),
     },
     analysis: {
       enabled: optional(env, 'ANALYSIS_ENABLED') !== 'false',

@@ -25,4 +25,19 @@ void describe('WORKER_THREAD', () => {
       message: 'WORKER_THREAD must be true or false',
     });
   });
+
+  void test('only ROLE=all has a worker to move: true with ROLE=api or worker refuses to start', () => {
+    assert.equal(loadConfig({ ...SERVER, ROLE: 'api' }).worker.thread, false);
+    assert.equal(loadConfig({ ...SERVER, ROLE: 'worker' }).worker.thread, false);
+    assert.equal(loadConfig({ ...SERVER, ROLE: 'api', WORKER_THREAD: 'false' }).worker.thread, false);
+    for (const role of ['api', 'worker']) {
+      assert.throws(
+        () => loadConfig({ ...SERVER, ROLE: role, WORKER_THREAD: 'true' }),
+        (error) =>
+          error instanceof ConfigError &&
+          error.message ===
+            `WORKER_THREAD=true applies only to ROLE=all (ROLE=${role} runs no worker thread)`,
+      );
+    }
+  });
 });
