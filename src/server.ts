@@ -35,8 +35,8 @@ export interface Service {
 }
 
 /**
- * Runs of a batch, each counted from its start, that may end in an unexpected error or take their
- * process down before the batch is failed (CONTRACT §5); a run cut short by a shutdown is not counted.
+ * Runs of a batch in a row without progress, each counted from its start, that may end in an
+ * unexpected error or take their process down before the batch is failed (CONTRACT §5).
  */
 const MAX_BATCH_ATTEMPTS = 5;
 const DRAIN_TIMEOUT_MS = 8_000;

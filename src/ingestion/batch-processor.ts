@@ -5,11 +5,10 @@ import { findVariantsBySku, upsertProducts, upsertVariants } from '../catalog/ca
 import { mergeItems, type MergedChunk } from '../catalog/merge-items.ts';
 import { BATCH_STATUS, TERMINAL_STATUSES, type BatchStatus } from './batch-status.ts';
 import { findBatch, type BatchRow } from './batch.repository.ts';
+import { giveUpBatchRuns } from './batch-give-up.ts';
 import {
   advanceBatch,
-  findFailedIndices,
   finishBatch,
-  giveUpBatch,
   insertItemFailures,
   moveStatus,
   readItems,
@@ -235,36 +234,63 @@ export function createBatchProcessor(deps: {
     return totals;
   }
 
-  /**
-   * Ends a batch that could not be processed: its unsettled items fail as `internal_error` and it
-   * becomes `failed` (CONTRACT §5). Returns what that did, or null when the batch had already ended.
-   */
-  async function giveUp(batch: BatchRow): Promise<BatchOutcome | null> {
-    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
-    const unvalidated = batch.status !== BATCH_STATUS.processing;
-    const from = unvalidated ? 0 : batch.next_index;
-    const payloads = await readItems(db, key);
-    return db.transaction(async (tx) => {
-      const recorded = await findFailedIndices(tx, { ...key, fromIndex: from });
-      const failures: ItemFailure[] = [];
-      for (let idx = from; idx < payloads.length; idx++) {
-        if (!recorded.has(idx)) failures.push(internalError(idx, payloads[idx]));
-      }
-      const status = await giveUpBatch(tx, { ...key, failedCount: failures.length, unvalidated });
-      if (status === null) return null;
-      await insertItemFailures(tx, key, failures);
-      return { status, upserted: 0, failed: failures.length };
-    });
-  }
-
   /** Where a batch's unsettled items start: validation (re)starts a batch from its first item. */
   const resumeIndex = (batch: BatchRow) =>
     batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating ? 0 : batch.next_index;
 
+  /** Validates the batch (unless `prepared` did) and writes its unsettled items, chunk by chunk. */
+  async function run(
+    batch: BatchRow,
+    prepared: PreparedBatch | null,
+    signal: AbortSignal,
+    pipeline: PipelineOptions,
+  ): Promise<BatchOutcome> {
+    const outcome: BatchOutcome = { status: null, upserted: 0, failed: 0 };
+    const { tenant_id: tenantId, batch_id: batchId } = batch;
+    const key = { tenantId, batchId };
+
+    if (batch.status === BATCH_STATUS.accepted) {
+      await moveStatus(db, { ...key, from: BATCH_STATUS.accepted, to: BATCH_STATUS.validating });
+    }
+    const { valid: known, failures } = prepared ?? (await validateAll(await readItems(db, key)));
+    if (batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating) {
+      if (!(await recordVerdicts(batch, known, failures))) return outcome;
+      batch.next_index = 0;
+      outcome.failed = failures.length;
+    }
+
+    for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
+      if (signal.aborted) throw new ShutdownError();
+      const to = Math.min(from + chunkSize, batch.received_count);
+      // A chunk merged ahead of time still holds if nothing written since touched its skus
+      // (this worker is the only writer of the tenant's catalog while it holds the tenant lock;
+      // were the lock's session lost mid-run, a second worker could write too, as it always could).
+      const ahead = prepared?.chunk?.from === from && prepared.chunk.to === to ? prepared.chunk : null;
+      const fresh = ahead && !ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? ahead : null;
+      const items = ahead?.items ?? validItemsIn(known, from, to);
+      let step: { upserted: number; failed: number } | null;
+      try {
+        step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, pipeline);
+      } catch (error) {
+        // A lost connection or a server restart is the job's to retry; only a write the data
+        // itself makes fail is narrowed down item by item.
+        if (!isDataError(error)) throw error;
+        step = await applyChunkItemByItem(batch, from, to, items, pipeline);
+      }
+      if (!step) return outcome; // another run holds this batch; it will finish it
+      outcome.upserted += step.upserted;
+      outcome.failed += step.failed;
+    }
+    outcome.status = await finishBatch(db, key);
+    return outcome;
+  }
+
   return {
     async prepareBatch(tenantId, batchId) {
-      const batch = await findBatch(db, tenantId, batchId);
-      if (!batch || TERMINAL_STATUSES.includes(batch.status)) return null;
+      // A preparation counts as the batch's run; a batch with runs that made no progress is not
+      // prepared ahead, so one whose reading kills the process cannot take the current batch with it.
+      const batch = await startBatchRun(db, tenantId, batchId, { onlyIfUncounted: true });
+      if (!batch) return null;
       const { valid, failures } = await validateAll(await readItems(db, { tenantId, batchId }));
       const from = resumeIndex(batch);
       const to = Math.min(from + chunkSize, batch.received_count);
@@ -279,59 +305,31 @@ export function createBatchProcessor(deps: {
     },
 
     async processBatch(tenantId, batchId, signal, pipeline = {}) {
-      const outcome: BatchOutcome = { status: null, upserted: 0, failed: 0 };
-      const batch = await startBatchRun(db, tenantId, batchId);
-      if (!batch) return outcome;
-      const key = { tenantId, batchId };
-      if (batch.attempts > deps.maxAttempts) {
-        // The runs before this one ended without a word: each killed its process, it seems.
-        return (await giveUp(batch)) ?? outcome;
-      }
       const prepared = pipeline.prepared?.batchId === batchId ? pipeline.prepared : null;
-
-      if (batch.status === BATCH_STATUS.accepted) {
-        await moveStatus(db, { ...key, from: BATCH_STATUS.accepted, to: BATCH_STATUS.validating });
+      // Every run is counted before it does anything (its preparation counted a prepared one): a
+      // run that takes its process down records nothing after that.
+      const batch = prepared
+        ? await findBatch(db, tenantId, batchId)
+        : await startBatchRun(db, tenantId, batchId);
+      if (!batch || TERMINAL_STATUSES.includes(batch.status)) return { status: null, upserted: 0, failed: 0 };
+      if (batch.attempts > deps.maxAttempts) {
+        return (await giveUpBatchRuns(db, tenantId, batchId)) ?? { status: null, upserted: 0, failed: 0 };
       }
-      const { valid: known, failures } = prepared ?? (await validateAll(await readItems(db, key)));
-      if (batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating) {
-        if (!(await recordVerdicts(batch, known, failures))) return outcome;
-        batch.next_index = 0;
-        outcome.failed = failures.length;
+      try {
+        return await run(batch, prepared, signal, pipeline);
+      } catch (error) {
+        if (!signal.aborted) throw error;
+        // Stopped by a shutdown, at a chunk boundary or by the database closing under it: not the
+        // batch's doing. Giving the count back may fail once the database is closed; then it stays.
+        await releaseBatchRun(db, tenantId, batchId).catch(() => undefined);
+        throw new ShutdownError();
       }
-
-      for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
-        if (signal.aborted) {
-          await releaseBatchRun(db, tenantId, batchId);
-          throw new ShutdownError();
-        }
-        const to = Math.min(from + chunkSize, batch.received_count);
-        // A chunk merged ahead of time still holds if nothing written since touched its skus
-        // (this worker is the only writer of the tenant's catalog while it holds the tenant lock;
-        // were the lock's session lost mid-run, a second worker could write too, as it always could).
-        const ahead = prepared?.chunk?.from === from && prepared.chunk.to === to ? prepared.chunk : null;
-        const fresh = ahead && !ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? ahead : null;
-        const items = ahead?.items ?? validItemsIn(known, from, to);
-        let step: { upserted: number; failed: number } | null;
-        try {
-          step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, pipeline);
-        } catch (error) {
-          // A lost connection or a server restart is the job's to retry; only a write the data
-          // itself makes fail is narrowed down item by item.
-          if (!isDataError(error)) throw error;
-          step = await applyChunkItemByItem(batch, from, to, items, pipeline);
-        }
-        if (!step) return outcome; // another run holds this batch; it will finish it
-        outcome.upserted += step.upserted;
-        outcome.failed += step.failed;
-      }
-      outcome.status = await finishBatch(db, key);
-      return outcome;
     },
 
     async settleFailedRun(tenantId, batchId) {
       const batch = await findBatch(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status) || batch.attempts < deps.maxAttempts) return;
-      await giveUp(batch);
+      await giveUpBatchRuns(db, tenantId, batchId);
     },
   };
 }

@@ -55,18 +55,22 @@ export async function readItems(
 
 /**
  * Counts a run of the worker on an unfinished batch before the run does anything, and returns the
- * batch with the new count, or null when it is missing or finished. Counting up front is what lets
- * a batch that kills its process (and so never records its own failure) end after a few runs.
+ * batch with the new count, or null when it is missing or finished (or, with `onlyIfUncounted`, has
+ * runs counted already). The count is of runs since the batch last made progress (validation and
+ * every chunk reset it): a batch that kills its process, and so never records its own failure, is
+ * told apart from one that is merely interrupted.
  */
 export async function startBatchRun(
   db: Queryable,
   tenantId: string,
   batchId: string,
+  { onlyIfUncounted = false }: { onlyIfUncounted?: boolean } = {},
 ): Promise<BatchRow | null> {
   const rows = await db.query<RawBatchRow>(
     `UPDATE batches SET attempts = attempts + 1
-     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED} RETURNING ${BATCH_COLUMNS}`,
-    [tenantId, batchId],
+     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED} AND (NOT $3 OR attempts = 0)
+     RETURNING ${BATCH_COLUMNS}`,
+    [tenantId, batchId, onlyIfUncounted],
   );
   return rows[0] ? toBatchRow(rows[0]) : null;
 }
@@ -93,14 +97,16 @@ export async function moveStatus(
 
 /**
  * Records the result of validation: counters and the move to `processing`, guarded on the batch
- * still being in `validating`, so a second worker's late write changes nothing.
+ * still being in `validating`, so a second worker's late write changes nothing. Progress: the
+ * count of runs starts again.
  */
 export async function recordValidation(
   tx: Queryable,
   batch: { tenantId: string; batchId: string; ok: number; failed: number },
 ): Promise<boolean> {
   const rows = await tx.query(
-    `UPDATE batches SET status = 'processing', validated_ok = $3, validated_failed = $4, failed = $4, ${TOUCH}
+    `UPDATE batches SET status = 'processing', validated_ok = $3, validated_failed = $4, failed = $4,
+            attempts = 0, ${TOUCH}
      WHERE tenant_id = $1 AND id = $2 AND status = 'validating' RETURNING 1`,
     [batch.tenantId, batch.batchId, batch.ok, batch.failed],
   );
@@ -109,7 +115,7 @@ export async function recordValidation(
 
 /**
  * Settles the items in [fromIndex, toIndex): adds to the counters, moves the resume point and, at
- * the end, the status. The `next_index = fromIndex` guard is the fence that makes the chunk apply
+ * the end, the status; the count of runs starts again. The `next_index = fromIndex` guard is the fence that makes the chunk apply
  * once: a worker that lost its claim finds no row and its transaction is rolled back.
  */
 export async function advanceBatch(
@@ -128,7 +134,7 @@ export async function advanceBatch(
 ): Promise<{ upserted: number; failed: number } | null> {
   const rows = await tx.query<{ upserted: number; failed: number }>(
     `UPDATE batches SET next_index = $4, upserted = upserted + $5, failed = failed + $6,
-            validated_failed = validated_failed + $8, status = COALESCE($7, status), ${TOUCH}
+            validated_failed = validated_failed + $8, status = COALESCE($7, status), attempts = 0, ${TOUCH}
      WHERE tenant_id = $1 AND id = $2 AND next_index = $3 AND status = 'processing'
      RETURNING upserted, failed`,
     [
@@ -205,6 +211,19 @@ export async function findFailedIndices(
     [batch.tenantId, batch.batchId, batch.fromIndex],
   );
   return new Set(rows.map((row) => row.idx));
+}
+
+/** Locks an unfinished batch's row until the transaction ends; null when missing or finished. */
+export async function lockUnfinishedBatch(
+  tx: Queryable,
+  batch: { tenantId: string; batchId: string },
+): Promise<{ status: BatchStatus; next_index: number } | null> {
+  const rows = await tx.query<{ status: BatchStatus; next_index: number }>(
+    `SELECT status, next_index FROM batches
+     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED} FOR UPDATE`,
+    [batch.tenantId, batch.batchId],
+  );
+  return rows[0] ?? null;
 }
 
 /**

@@ -9,14 +9,17 @@ export interface BatchRow extends BatchRecord {
   tenant_id: string;
   seq: number;
   next_index: number;
+  /** Runs of the worker counted since the batch last made progress (see `startBatchRun`). */
   attempts: number;
 }
 
+/** A batch row as the driver returns it, timestamps still `Date`s. */
 export interface RawBatchRow extends Omit<BatchRow, 'created_at' | 'updated_at'> {
   created_at: Date;
   updated_at: Date;
 }
 
+/** The columns of a {@link BatchRow}, for `SELECT` and `RETURNING`. */
 export const BATCH_COLUMNS = `tenant_id, id::text AS batch_id, seq, status, received_count, validated_ok,
   validated_failed, upserted, failed, next_index, attempts, created_at, updated_at`;
 

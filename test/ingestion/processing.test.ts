@@ -268,7 +268,21 @@ void describe('recovery paths of the batch processor, on the real database', () 
     };
   }
 
-  /** The runs a batch has used up (the worker's own column, not part of the status record). */
+  /** The database, but once `commits` transactions have committed the next ones fail the same way. */
+  function losingConnectionAfter(db: Database, commits: number): Database {
+    let committed = 0;
+    return {
+      ...db,
+      async transaction(fn) {
+        if (committed >= commits) throw new Error('Connection terminated unexpectedly');
+        const value = await db.transaction(fn);
+        committed++;
+        return value;
+      },
+    };
+  }
+
+  /** The runs counted since the batch last made progress (the worker's column, not in the status record). */
   async function runsCounted(tenantId: string, batchId: string): Promise<number | undefined> {
     return (await findBatch(svc.service.db, tenantId, batchId))?.attempts;
   }
@@ -592,6 +606,78 @@ void describe('recovery paths of the batch processor, on the real database', () 
       },
     ]);
     assert.deepEqual(await allProducts(svc, token), []);
+  });
+
+  void test('runs that each make progress before they die never add up: the batch finishes', async () => {
+    const tenant = svc.tenant('progress');
+    const token = await svc.token(tenant);
+    const batchId = await storeBatch(tenant, [product(), product(), product(), product()]);
+    // Run 1 commits its validation and a chunk, runs 2 and 3 a chunk each; each then dies.
+    for (const commits of [2, 1, 1]) {
+      const dying = processorOn(losingConnectionAfter(svc.service.db, commits), 1, 2);
+      await assert.rejects(dying.processBatch(tenant, batchId, new AbortController().signal), /Connection/);
+      assert.equal(await runsCounted(tenant, batchId), 0, 'a chunk written starts the count again');
+    }
+    const processor = processorOn(svc.service.db, 1, 2);
+    assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
+      status: 'completed',
+      upserted: 1,
+      failed: 0,
+    });
+    const final = await batchStatus(svc, token, batchId);
+    assertRecordInvariants(final, 4);
+    assert.equal(final.upserted, 4);
+    assert.equal((await allProducts(svc, token)).length, 4);
+  });
+
+  void test('a run stopped by a shutdown gives its count back, also when the database fails under it', async () => {
+    const tenant = svc.tenant('closing');
+    const token = await svc.token(tenant);
+    const batchId = await storeBatch(tenant, [product()]);
+    const controller = new AbortController();
+    const closing: Database = {
+      ...svc.service.db,
+      transaction() {
+        controller.abort();
+        return Promise.reject(new Error('Connection terminated unexpectedly'));
+      },
+    };
+    await assert.rejects(
+      processorOn(closing, 1, 2).processBatch(tenant, batchId, controller.signal),
+      ShutdownError,
+    );
+    assert.equal(await runsCounted(tenant, batchId), 0);
+    assert.equal((await batchStatus(svc, token, batchId)).status, 'validating');
+  });
+
+  void test('a preparation counts as the run it prepares; a batch with counted runs is not prepared ahead', async () => {
+    const tenant = svc.tenant('prepared');
+    const processor = processorOn(svc.service.db, 2, 2);
+    const signal = new AbortController().signal;
+    const failing = processorOn(losingConnection(svc.service.db), 2, 2);
+    const first = await storeBatch(tenant, [product(), product()]);
+    const prepared = await processor.prepareBatch(tenant, first);
+    assert.equal(prepared?.batchId, first);
+    assert.equal(await runsCounted(tenant, first), 1);
+    await assert.rejects(failing.processBatch(tenant, first, signal, { prepared }), /Connection/);
+    assert.equal(await runsCounted(tenant, first), 1, 'the run it prepared is not counted again');
+    assert.deepEqual(await processor.processBatch(tenant, first, signal), {
+      status: 'completed',
+      upserted: 2,
+      failed: 0,
+    });
+    assert.equal(await runsCounted(tenant, first), 0, 'progress starts the count again');
+
+    // A batch whose reading may be what kills the process is read in its own turn only.
+    const second = await storeBatch(tenant, [product()]);
+    await assert.rejects(failing.processBatch(tenant, second, signal), /Connection/);
+    assert.equal(await processor.prepareBatch(tenant, second), null);
+    assert.equal(await runsCounted(tenant, second), 1);
+    assert.deepEqual(await processor.processBatch(tenant, second, signal), {
+      status: 'completed',
+      upserted: 1,
+      failed: 0,
+    });
   });
 });
 

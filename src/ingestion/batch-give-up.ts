@@ -1,0 +1,41 @@
+import type { Database } from '../db/database.ts';
+import type { BatchOutcome } from './batch-processor.ts';
+import { BATCH_STATUS } from './batch-status.ts';
+import {
+  findFailedIndices,
+  giveUpBatch,
+  insertItemFailures,
+  lockUnfinishedBatch,
+  readItems,
+  type ItemFailure,
+} from './batch-progress.repository.ts';
+import { internalError } from './item-failures.ts';
+
+/**
+ * Ends a batch that could not be processed (CONTRACT §5): its unsettled items fail as
+ * `internal_error` and it becomes `failed`, whatever it wrote before. Where the unsettled items
+ * start is read under the row's lock, so a chunk or a validation that commits meanwhile is never
+ * counted twice. Returns what it did, or null when the batch had already ended.
+ */
+export async function giveUpBatchRuns(
+  db: Database,
+  tenantId: string,
+  batchId: string,
+): Promise<BatchOutcome | null> {
+  const key = { tenantId, batchId };
+  const payloads = await readItems(db, key);
+  return db.transaction(async (tx) => {
+    const batch = await lockUnfinishedBatch(tx, key);
+    if (!batch) return null;
+    const unvalidated = batch.status !== BATCH_STATUS.processing;
+    const from = unvalidated ? 0 : batch.next_index;
+    const recorded = await findFailedIndices(tx, { ...key, fromIndex: from });
+    const failures: ItemFailure[] = [];
+    for (let idx = from; idx < payloads.length; idx++) {
+      if (!recorded.has(idx)) failures.push(internalError(idx, payloads[idx]));
+    }
+    await insertItemFailures(tx, key, failures);
+    const status = await giveUpBatch(tx, { ...key, failedCount: failures.length, unvalidated });
+    return status === null ? null : { status, upserted: 0, failed: failures.length };
+  });
+}
