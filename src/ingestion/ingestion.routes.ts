@@ -107,10 +107,19 @@ export async function ingestionRoutes(
         querystring: ErrorsQuery,
         response: { 200: BatchErrorPage, ...problemResponses(400, 401, 403, 404) },
       },
+      // The id is resolved before the query is judged (below).
+      attachValidation: true,
     },
     async (request) => {
+      const { tenantId } = principalOf(request);
+      if (request.validationError) {
+        // An id that names none of the caller's batches is 404 whatever the query (CONTRACT §2:
+        // never 400), so a bad query cannot tell another tenant's id from an unknown one.
+        await ingestion.getStatus(tenantId, request.params.batch_id);
+        throw request.validationError;
+      }
       const { limit = 500, cursor } = request.query;
-      return ingestion.listErrors(principalOf(request).tenantId, request.params.batch_id, { limit, cursor });
+      return ingestion.listErrors(tenantId, request.params.batch_id, { limit, cursor });
     },
   );
 }

@@ -262,15 +262,27 @@ void describe('404 not-found for ids that are not the caller’s', () => {
       for (const url of [`/products/ingestions/${id}`, `/products/ingestions/${id}/errors`]) {
         assertProblem(await svc.request({ method: 'GET', url, token }), { slug: 'not-found', instance: url });
       }
+      // A bad query changes nothing: the id is resolved first, so a 400 cannot tell the ids apart.
+      const url = `/products/ingestions/${id}/errors`;
+      for (const query of ['?limit=2', '?limit=0', '?limit=x', '?cursor=zzz', '?tenant_id=other']) {
+        assertProblem(await svc.request({ method: 'GET', url: `${url}${query}`, token }), {
+          slug: 'not-found',
+          instance: url,
+        });
+      }
     }
-    // A bad query on another tenant's batch still says nothing but 404.
+    // The owner sees the batch, and gets the 400 for the same bad query.
     const url = `/products/ingestions/${batchId}/errors`;
-    assertProblem(await svc.request({ method: 'GET', url: `${url}?limit=2`, token: stranger }), {
-      slug: 'not-found',
-      instance: url,
-    });
-    // And the owner still sees it.
     assert.equal((await svc.request({ method: 'GET', url, token: owner })).statusCode, 200);
+    const body = assertProblem(await svc.request({ method: 'GET', url: `${url}?limit=0`, token: owner }), {
+      slug: 'validation-error',
+      instance: url,
+      errors: 'any',
+    });
+    assert.deepEqual(
+      fieldCodes(body.errors).map((e) => e.field),
+      ['limit'],
+    );
   });
 });
 
