@@ -81,10 +81,13 @@ export interface PipelineOptions {
 export interface BatchProcessor {
   /**
    * Reads, parses and validates a batch and merges its first chunk against the catalog as it
-   * stands, writing nothing. The worker prepares a tenant's next batch while the current one is
-   * being written, so the CPU work of one overlaps the database work of the other.
+   * stands, writing nothing but the count of the run it prepares (null, and nothing counted, for a
+   * batch that has runs counted already). The worker prepares a tenant's next batch while the
+   * current one is being written, so the CPU work of one overlaps the database work of the other.
    */
   prepareBatch(tenantId: string, batchId: string): Promise<PreparedBatch | null>;
+  /** Gives back the count of a preparation that will not be run (the worker dropped it). */
+  releasePreparation(tenantId: string, batchId: string): Promise<void>;
   processBatch(
     tenantId: string,
     batchId: string,
@@ -92,9 +95,10 @@ export interface BatchProcessor {
     pipeline?: PipelineOptions,
   ): Promise<BatchOutcome>;
   /**
-   * After a run that ended in an error: once `maxAttempts` runs have been counted, fails the batch's
-   * unsettled items as `internal_error` and ends it. Every run counts from its start (a run cut
-   * short by a shutdown gives its count back), so runs that killed their process count too.
+   * After a run that ended in an error: once `maxAttempts` runs without progress have been counted,
+   * fails the batch's unsettled items as `internal_error` and ends it. Every run counts from its
+   * start (a run cut short by a shutdown gives its count back, and progress starts the count again),
+   * so runs that killed their process count too.
    */
   settleFailedRun(tenantId: string, batchId: string): Promise<void>;
 }
@@ -133,8 +137,10 @@ export function createBatchProcessor(deps: {
   async function recordVerdicts(batch: BatchRow, valid: ValidItems, failures: ItemFailure[]) {
     const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
     return db.transaction(async (tx) => {
-      await insertItemFailures(tx, key, failures);
-      return recordValidation(tx, { ...key, ok: valid.size, failed: failures.length });
+      // The batch row first, as every other writer of a batch locks it, then its error records.
+      const recorded = await recordValidation(tx, { ...key, ok: valid.size, failed: failures.length });
+      if (recorded) await insertItemFailures(tx, key, failures);
+      return recorded;
     });
   }
 
@@ -291,18 +297,26 @@ export function createBatchProcessor(deps: {
       // prepared ahead, so one whose reading kills the process cannot take the current batch with it.
       const batch = await startBatchRun(db, tenantId, batchId, { onlyIfUncounted: true });
       if (!batch) return null;
-      const { valid, failures } = await validateAll(await readItems(db, { tenantId, batchId }));
-      const from = resumeIndex(batch);
-      const to = Math.min(from + chunkSize, batch.received_count);
-      if (from >= to) return { batchId, valid, failures, chunk: null };
-      const items = validItemsIn(valid, from, to);
-      return {
-        batchId,
-        valid,
-        failures,
-        chunk: { from, to, items, ...(await mergeChunk(db, tenantId, items)) },
-      };
+      try {
+        const { valid, failures } = await validateAll(await readItems(db, { tenantId, batchId }));
+        const from = resumeIndex(batch);
+        const to = Math.min(from + chunkSize, batch.received_count);
+        if (from >= to) return { batchId, valid, failures, chunk: null };
+        const items = validItemsIn(valid, from, to);
+        return {
+          batchId,
+          valid,
+          failures,
+          chunk: { from, to, items, ...(await mergeChunk(db, tenantId, items)) },
+        };
+      } catch (error) {
+        // A preparation that fails will not be run: it is prepared again, and counted, in its turn.
+        await releaseBatchRun(db, tenantId, batchId).catch(() => undefined);
+        throw error;
+      }
     },
+
+    releasePreparation: (tenantId, batchId) => releaseBatchRun(db, tenantId, batchId),
 
     async processBatch(tenantId, batchId, signal, pipeline = {}) {
       const prepared = pipeline.prepared?.batchId === batchId ? pipeline.prepared : null;

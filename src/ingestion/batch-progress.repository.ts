@@ -115,8 +115,9 @@ export async function recordValidation(
 
 /**
  * Settles the items in [fromIndex, toIndex): adds to the counters, moves the resume point and, at
- * the end, the status; the count of runs starts again. The `next_index = fromIndex` guard is the fence that makes the chunk apply
- * once: a worker that lost its claim finds no row and its transaction is rolled back.
+ * the end, the status; the count of runs starts again. The `next_index = fromIndex` guard is the
+ * fence that makes the chunk apply once: a worker that lost its claim finds no row and its
+ * transaction is rolled back.
  */
 export async function advanceBatch(
   tx: Queryable,

@@ -678,6 +678,21 @@ void describe('recovery paths of the batch processor, on the real database', () 
       upserted: 1,
       failed: 0,
     });
+
+    // A preparation the worker drops, or one that fails, gives its count back.
+    const third = await storeBatch(tenant, [product()]);
+    assert.equal((await processor.prepareBatch(tenant, third))?.batchId, third);
+    await processor.releasePreparation(tenant, third);
+    assert.equal(await runsCounted(tenant, third), 0);
+    const unreadable: Database = {
+      ...svc.service.db,
+      query: (text, params) =>
+        text.includes('batch_payloads')
+          ? Promise.reject(new Error('Connection terminated unexpectedly'))
+          : svc.service.db.query(text, params),
+    };
+    await assert.rejects(processorOn(unreadable, 2, 2).prepareBatch(tenant, third), /Connection/);
+    assert.equal(await runsCounted(tenant, third), 0);
   });
 });
 
