@@ -10,7 +10,6 @@ import {
   advanceBatch,
   finishBatch,
   insertItemFailures,
-  moveStatus,
   readItems,
   recordValidation,
   releaseBatchRun,
@@ -81,13 +80,10 @@ export interface PipelineOptions {
 export interface BatchProcessor {
   /**
    * Reads, parses and validates a batch and merges its first chunk against the catalog as it
-   * stands, writing nothing but the count of the run it prepares (null, and nothing counted, for a
-   * batch that has runs counted already). The worker prepares a tenant's next batch while the
-   * current one is being written, so the CPU work of one overlaps the database work of the other.
+   * stands, writing nothing. The worker prepares a tenant's next batch while the current one is
+   * being written, so the CPU work of one overlaps the database work of the other.
    */
   prepareBatch(tenantId: string, batchId: string): Promise<PreparedBatch | null>;
-  /** Gives back the count of a preparation that will not be run (the worker dropped it). */
-  releasePreparation(tenantId: string, batchId: string): Promise<void>;
   processBatch(
     tenantId: string,
     batchId: string,
@@ -254,12 +250,13 @@ export function createBatchProcessor(deps: {
     const outcome: BatchOutcome = { status: null, upserted: 0, failed: 0 };
     const { tenant_id: tenantId, batch_id: batchId } = batch;
     const key = { tenantId, batchId };
+    // A run that follows one that got nowhere may follow a crash while the next batch was being read
+    // ahead: it reads nothing ahead, so a batch whose reading kills the process is read in its own
+    // turn only, where its runs are counted, and the batch before it is not blamed.
+    const writing = batch.attempts > 1 ? { ...pipeline, onWriting: undefined } : pipeline;
 
-    if (batch.status === BATCH_STATUS.accepted) {
-      await moveStatus(db, { ...key, from: BATCH_STATUS.accepted, to: BATCH_STATUS.validating });
-    }
     const { valid: known, failures } = prepared ?? (await validateAll(await readItems(db, key)));
-    if (batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating) {
+    if (batch.status === BATCH_STATUS.validating) {
       if (!(await recordVerdicts(batch, known, failures))) return outcome;
       batch.next_index = 0;
       outcome.failed = failures.length;
@@ -276,12 +273,12 @@ export function createBatchProcessor(deps: {
       const items = ahead?.items ?? validItemsIn(known, from, to);
       let step: { upserted: number; failed: number } | null;
       try {
-        step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, pipeline);
+        step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, writing);
       } catch (error) {
         // A lost connection or a server restart is the job's to retry; only a write the data
         // itself makes fail is narrowed down item by item.
         if (!isDataError(error)) throw error;
-        step = await applyChunkItemByItem(batch, from, to, items, pipeline);
+        step = await applyChunkItemByItem(batch, from, to, items, writing);
       }
       if (!step) return outcome; // another run holds this batch; it will finish it
       outcome.upserted += step.upserted;
@@ -293,38 +290,26 @@ export function createBatchProcessor(deps: {
 
   return {
     async prepareBatch(tenantId, batchId) {
-      // A preparation counts as the batch's run; a batch with runs that made no progress is not
-      // prepared ahead, so one whose reading kills the process cannot take the current batch with it.
-      const batch = await startBatchRun(db, tenantId, batchId, { onlyIfUncounted: true });
-      if (!batch) return null;
-      try {
-        const { valid, failures } = await validateAll(await readItems(db, { tenantId, batchId }));
-        const from = resumeIndex(batch);
-        const to = Math.min(from + chunkSize, batch.received_count);
-        if (from >= to) return { batchId, valid, failures, chunk: null };
-        const items = validItemsIn(valid, from, to);
-        return {
-          batchId,
-          valid,
-          failures,
-          chunk: { from, to, items, ...(await mergeChunk(db, tenantId, items)) },
-        };
-      } catch (error) {
-        // A preparation that fails will not be run: it is prepared again, and counted, in its turn.
-        await releaseBatchRun(db, tenantId, batchId).catch(() => undefined);
-        throw error;
-      }
+      const batch = await findBatch(db, tenantId, batchId);
+      if (!batch || TERMINAL_STATUSES.includes(batch.status)) return null;
+      const { valid, failures } = await validateAll(await readItems(db, { tenantId, batchId }));
+      const from = resumeIndex(batch);
+      const to = Math.min(from + chunkSize, batch.received_count);
+      if (from >= to) return { batchId, valid, failures, chunk: null };
+      const items = validItemsIn(valid, from, to);
+      return {
+        batchId,
+        valid,
+        failures,
+        chunk: { from, to, items, ...(await mergeChunk(db, tenantId, items)) },
+      };
     },
-
-    releasePreparation: (tenantId, batchId) => releaseBatchRun(db, tenantId, batchId),
 
     async processBatch(tenantId, batchId, signal, pipeline = {}) {
       const prepared = pipeline.prepared?.batchId === batchId ? pipeline.prepared : null;
-      // Every run is counted before it does anything (its preparation counted a prepared one): a
-      // run that takes its process down records nothing after that.
-      const batch = prepared
-        ? await findBatch(db, tenantId, batchId)
-        : await startBatchRun(db, tenantId, batchId);
+      // Every run is counted before it does anything: a run that takes its process down records
+      // nothing after that.
+      const batch = await startBatchRun(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status)) return { status: null, upserted: 0, failed: 0 };
       if (batch.attempts > deps.maxAttempts) {
         return (await giveUpBatchRuns(db, tenantId, batchId)) ?? { status: null, upserted: 0, failed: 0 };

@@ -9,7 +9,8 @@ import { BATCH_COLUMNS, toBatchRow, type BatchRow, type RawBatchRow } from './ba
  * `updated_at` for a change: now, at millisecond precision, but always at least 1 ms after the
  * previous value, so every visible change moves it forward even within one millisecond.
  */
-const TOUCH = `updated_at = GREATEST(date_trunc('milliseconds', clock_timestamp()), updated_at + interval '1 millisecond')`;
+const TOUCH_VALUE = `GREATEST(date_trunc('milliseconds', clock_timestamp()), updated_at + interval '1 millisecond')`;
+const TOUCH = `updated_at = ${TOUCH_VALUE}`;
 
 const UNFINISHED = `('accepted', 'validating', 'processing')`;
 
@@ -54,23 +55,24 @@ export async function readItems(
 }
 
 /**
- * Counts a run of the worker on an unfinished batch before the run does anything, and returns the
- * batch with the new count, or null when it is missing or finished (or, with `onlyIfUncounted`, has
- * runs counted already). The count is of runs since the batch last made progress (validation and
- * every chunk reset it): a batch that kills its process, and so never records its own failure, is
- * told apart from one that is merely interrupted.
+ * Counts a run of the worker on an unfinished batch before the run does anything, moves an
+ * `accepted` batch to `validating` in the same statement, and returns the batch as it now stands,
+ * or null when it is missing or finished. The count is of runs since the batch last made progress
+ * (validation and every chunk reset it): a batch that kills its process, and so never records its
+ * own failure, is told apart from one that is merely interrupted.
  */
 export async function startBatchRun(
   db: Queryable,
   tenantId: string,
   batchId: string,
-  { onlyIfUncounted = false }: { onlyIfUncounted?: boolean } = {},
 ): Promise<BatchRow | null> {
   const rows = await db.query<RawBatchRow>(
-    `UPDATE batches SET attempts = attempts + 1
-     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED} AND (NOT $3 OR attempts = 0)
+    `UPDATE batches SET attempts = attempts + 1,
+            status = CASE WHEN status = 'accepted' THEN 'validating' ELSE status END,
+            updated_at = CASE WHEN status = 'accepted' THEN ${TOUCH_VALUE} ELSE updated_at END
+     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
      RETURNING ${BATCH_COLUMNS}`,
-    [tenantId, batchId, onlyIfUncounted],
+    [tenantId, batchId],
   );
   return rows[0] ? toBatchRow(rows[0]) : null;
 }

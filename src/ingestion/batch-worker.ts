@@ -69,10 +69,7 @@ export function createBatchWorker(deps: {
     }
   }
 
-  /**
-   * Prepares a batch ahead of its turn; a failure only means it is read again in its turn (the
-   * preparation gave its count back).
-   */
+  /** Prepares a batch ahead of its turn; a failure only means it is prepared again in its turn. */
   async function prepareQuietly(tenantId: string, batchId: string): Promise<PreparedBatch | null> {
     try {
       return await processor.prepareBatch(tenantId, batchId);
@@ -102,7 +99,6 @@ export function createBatchWorker(deps: {
           const ready = await ahead.prepared;
           // A preparation of another batch (one with an earlier place committed late) is dropped.
           if (ahead.batchId === batchId) prepared = ready;
-          else if (ready) await processor.releasePreparation(tenantId, ready.batchId);
           ahead = null;
         }
         const pipeline: PipelineOptions = {
@@ -118,14 +114,8 @@ export function createBatchWorker(deps: {
         if (!(await processOne(tenantId, batchId, pipeline))) return 'handed-off';
       }
     } finally {
-      // Nothing outlives the lock: a preparation still reading finishes before it is released, and
-      // one that will not be run gives its count back.
-      const unused = await ahead?.prepared;
-      if (unused) {
-        await processor.releasePreparation(tenantId, unused.batchId).catch((error: unknown) => {
-          log.warn({ err: error, tenantId, batchId: unused.batchId }, 'giving back a preparation failed');
-        });
-      }
+      // Nothing outlives the lock: a preparation still reading finishes before it is released.
+      await ahead?.prepared;
     }
   }
 
