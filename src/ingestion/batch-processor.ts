@@ -253,7 +253,7 @@ export function createBatchProcessor(deps: {
     // A run that follows one that got nowhere may follow a crash while the next batch was being read
     // ahead: it reads nothing ahead, so a batch whose reading kills the process is read in its own
     // turn only, where its runs are counted, and the batch before it is not blamed.
-    const writing = batch.attempts > 1 ? { ...pipeline, onWriting: undefined } : pipeline;
+    const chunkPipeline = batch.attempts > 1 ? { ...pipeline, onWriting: undefined } : pipeline;
 
     const { valid: known, failures } = prepared ?? (await validateAll(await readItems(db, key)));
     if (batch.status === BATCH_STATUS.validating) {
@@ -273,12 +273,12 @@ export function createBatchProcessor(deps: {
       const items = ahead?.items ?? validItemsIn(known, from, to);
       let step: { upserted: number; failed: number } | null;
       try {
-        step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, writing);
+        step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, chunkPipeline);
       } catch (error) {
         // A lost connection or a server restart is the job's to retry; only a write the data
         // itself makes fail is narrowed down item by item.
         if (!isDataError(error)) throw error;
-        step = await applyChunkItemByItem(batch, from, to, items, writing);
+        step = await applyChunkItemByItem(batch, from, to, items, chunkPipeline);
       }
       if (!step) return outcome; // another run holds this batch; it will finish it
       outcome.upserted += step.upserted;
@@ -310,7 +310,7 @@ export function createBatchProcessor(deps: {
       // Every run is counted before it does anything: a run that takes its process down records
       // nothing after that.
       const batch = await startBatchRun(db, tenantId, batchId);
-      if (!batch || TERMINAL_STATUSES.includes(batch.status)) return { status: null, upserted: 0, failed: 0 };
+      if (!batch) return { status: null, upserted: 0, failed: 0 }; // missing, or finished already
       if (batch.attempts > deps.maxAttempts) {
         return (await giveUpBatchRuns(db, tenantId, batchId)) ?? { status: null, upserted: 0, failed: 0 };
       }

@@ -85,18 +85,6 @@ export async function releaseBatchRun(db: Queryable, tenantId: string, batchId: 
   ]);
 }
 
-/** Moves a batch from `from` to `to`; false when it was not in `from` (someone else moved it). */
-export async function moveStatus(
-  db: Queryable,
-  batch: { tenantId: string; batchId: string; from: BatchStatus; to: BatchStatus },
-): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE batches SET status = $4, ${TOUCH} WHERE tenant_id = $1 AND id = $2 AND status = $3 RETURNING 1`,
-    [batch.tenantId, batch.batchId, batch.from, batch.to],
-  );
-  return rows.length === 1;
-}
-
 /**
  * Records the result of validation: counters and the move to `processing`, guarded on the batch
  * still being in `validating`, so a second worker's late write changes nothing. Progress: the

@@ -22,7 +22,7 @@ import {
   ShutdownError,
   type BatchProcessor,
 } from '../../src/ingestion/batch-processor.ts';
-import { moveStatus } from '../../src/ingestion/batch-progress.repository.ts';
+import { startBatchRun } from '../../src/ingestion/batch-progress.repository.ts';
 import { findBatch } from '../../src/ingestion/batch.repository.ts';
 import { createItemValidator } from '../../src/ingestion/item-validator.ts';
 
@@ -438,16 +438,9 @@ void describe('recovery paths of the batch processor, on the real database', () 
       failed: 1,
     });
 
+    // What a run that died while validating leaves: the batch moved to validating, the run counted.
     const whileValidating = await storeBatch(tenant, [product(), product()]);
-    assert.equal(
-      await moveStatus(svc.service.db, {
-        tenantId: tenant,
-        batchId: whileValidating,
-        from: 'accepted',
-        to: 'validating',
-      }),
-      true,
-    );
+    assert.equal((await startBatchRun(svc.service.db, tenant, whileValidating))?.status, 'validating');
     const resumed = await processorOn(svc.service.db, 1).processBatch(
       tenant,
       afterValidation,
