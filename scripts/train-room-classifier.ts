@@ -6,6 +6,7 @@
  *   npm run train -- --data <dir>      # your own photos: <dir>/manifest.csv with file,label[,source]
  *
  * Options: --out <file> --seed <n> --l2 <x> --epochs <n> --blocks a,b,c --calibration <fraction>
+ * --input-size <side> (of the square the network runs at; 512 unless speed matters more than accuracy)
  * --threads <n> --cache <dir> --synthetic-plans <n> (drawn floor plans added when the data has none). Features are cached under data/feature-cache, so a re-run only fits.
  */
 import { writeFile } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { parseArgs } from 'node:util';
 
 import { encodeFloat16 } from '../src/analysis/model/float16-codec.ts';
 import { FEATURE_BLOCKS, type FeatureBlock } from '../src/analysis/model/model-features.ts';
+import { assertValidInputSize, NETWORK_INPUT_SIZE } from '../src/analysis/model/network-input.ts';
 import { statisticsFromVector } from '../src/analysis/model/image-statistics.ts';
 import { DEFAULT_HEAD_PATH, parseRoomHead, type RoomHeadFile } from '../src/analysis/model/room-head.ts';
 import { decideVerdict } from '../src/analysis/model/scene-verdict.ts';
@@ -36,6 +38,7 @@ const { values: args } = parseArgs({
     calibration: { type: 'string', default: '0.15' },
     'unknown-below': { type: 'string', default: '0.35' },
     'synthetic-plans': { type: 'string', default: '600' },
+    'input-size': { type: 'string', default: String(NETWORK_INPUT_SIZE) },
     threads: { type: 'string' },
     cache: { type: 'string', default: path.join(repoRoot, 'data/feature-cache') },
   },
@@ -47,6 +50,9 @@ const blocks = args.blocks.split(',').map((b) => b.trim()) as FeatureBlock[];
 const unknownBlock = blocks.find((b) => !(FEATURE_BLOCKS as readonly string[]).includes(b));
 if (unknownBlock)
   throw new Error(`unknown feature block "${unknownBlock}" (known: ${FEATURE_BLOCKS.join(', ')})`);
+
+const inputSize = Number(args['input-size']);
+assertValidInputSize(inputSize);
 
 const photos = (await readManifest(args.data)).map((e) => ({ ...e, label: normaliseLabel(e.label) }));
 // Plans drawn in code stand in for the floor plans the photo set lacks (see synthetic-floor-plan.ts).
@@ -62,6 +68,7 @@ const labels = [...new Set(entries.map((e) => e.label))].sort();
 console.log(`data: ${args.data}, ${entries.length} photos, labels: ${labels.join(', ')}`);
 const features = await loadFeatures(entries, {
   cacheDir: args.cache,
+  inputSize,
   threads: args.threads === undefined ? undefined : Number(args.threads),
 });
 
@@ -83,6 +90,7 @@ const head: RoomHeadFile = {
   version: 1,
   labels,
   blocks,
+  inputSize,
   dimensions: design.mean.length,
   mean: encodeFloat16(design.mean),
   scale: encodeFloat16(design.scale),

@@ -9,6 +9,7 @@ import {
   type FeatureBlock,
   type ModelFeatures,
 } from '../../src/analysis/model/model-features.ts';
+import { NETWORK_INPUT_SIZE } from '../../src/analysis/model/network-input.ts';
 import type { DetectedObject } from '../../src/analysis/scene-types.ts';
 import type { ManifestEntry } from './manifest.ts';
 
@@ -26,10 +27,12 @@ interface CacheFile {
   detections: DetectedObject[];
 }
 
-async function cachePath(cacheDir: string, file: string): Promise<string> {
+async function cachePath(cacheDir: string, file: string, inputSize: number): Promise<string> {
   const info = await stat(file);
+  // Features at the network's own side keep the key they had before other sides existed.
+  const version = inputSize === NETWORK_INPUT_SIZE ? FEATURE_VERSION : `${FEATURE_VERSION}@${inputSize}`;
   const key = createHash('sha1')
-    .update(`${FEATURE_VERSION}|${path.resolve(file)}|${info.size}|${info.mtimeMs}`)
+    .update(`${version}|${path.resolve(file)}|${info.size}|${info.mtimeMs}`)
     .digest('hex');
   return path.join(cacheDir, key.slice(0, 2), `${key}.json`);
 }
@@ -75,8 +78,11 @@ async function writeCache(file: string, features: CachedFeatures): Promise<void>
 export async function readCachedFeatures(
   entries: readonly ManifestEntry[],
   cacheDir: string,
+  inputSize: number,
 ): Promise<(CachedFeatures | null)[]> {
-  return Promise.all(entries.map(async (e) => readCache(await cachePath(cacheDir, e.absolutePath))));
+  return Promise.all(
+    entries.map(async (e) => readCache(await cachePath(cacheDir, e.absolutePath, inputSize))),
+  );
 }
 
 /**
@@ -85,15 +91,16 @@ export async function readCachedFeatures(
  */
 export async function loadFeatures(
   entries: readonly ManifestEntry[],
-  options: { cacheDir: string; threads?: number; log?: (line: string) => void },
+  options: { cacheDir: string; inputSize: number; threads?: number; log?: (line: string) => void },
 ): Promise<CachedFeatures[]> {
   const log = options.log ?? ((line: string) => console.log(line));
-  const results = await readCachedFeatures(entries, options.cacheDir);
+  const { inputSize } = options;
+  const results = await readCachedFeatures(entries, options.cacheDir, inputSize);
   const missing = results.flatMap((r, i) => (r === null ? [i] : []));
   log(`features: ${entries.length - missing.length} cached, ${missing.length} to extract`);
   if (missing.length === 0) return results as CachedFeatures[];
 
-  const pool = new InferencePool({ threads: options.threads, headPath: null });
+  const pool = new InferencePool({ threads: options.threads, headPath: null, inputSize });
   const started = Date.now();
   let done = 0;
   try {
@@ -106,7 +113,7 @@ export async function loadFeatures(
         const entry = entries[i]!;
         const image = await decodeForModel(await readFile(entry.absolutePath));
         const features = everyBlock(await pool.run('features', image));
-        await writeCache(await cachePath(options.cacheDir, entry.absolutePath), features);
+        await writeCache(await cachePath(options.cacheDir, entry.absolutePath, inputSize), features);
         results[i] = features;
         if (++done % 250 === 0 || done === missing.length) {
           const rate = done / ((Date.now() - started) / 1000);

@@ -12,9 +12,19 @@ import sharp from 'sharp';
 
 import { CenterNetModel } from '../../src/analysis/model/centernet-model.ts';
 import { createSceneClassifier, decodeForModel } from '../../src/analysis/model/index.ts';
-import { extractFeatures, FEATURE_BLOCKS } from '../../src/analysis/model/model-features.ts';
-import { featureVector, loadRoomHead } from '../../src/analysis/model/room-head.ts';
-import type { SceneClassifier } from '../../src/analysis/scene-types.ts';
+import {
+  extractFeatures,
+  FEATURE_BLOCKS,
+  type ModelFeatures,
+} from '../../src/analysis/model/model-features.ts';
+import {
+  DEFAULT_HEAD_PATH,
+  featureVector,
+  loadRoomHead,
+  parseRoomHead,
+  type RoomHeadFile,
+} from '../../src/analysis/model/room-head.ts';
+import type { DetectedObject, SceneClassifier } from '../../src/analysis/scene-types.ts';
 import { drawSyntheticFloorPlan } from '../../scripts/lib/synthetic-floor-plan.ts';
 
 const DEV_DIR = path.resolve(import.meta.dirname, '../../../shared/eval/rooms-dev');
@@ -133,6 +143,60 @@ void test('inference pools only the blocks the head reads, with the same values 
     message: 'the feature block headMax was not extracted',
   });
 });
+
+void test('the network runs at a smaller square: same blocks, detections still fractions of the image', async (t) => {
+  const atFull = await CenterNetModel.load(512);
+  const atSmall = await CenterNetModel.load(384);
+  const plan = await decodeForModel(await drawSyntheticFloorPlan(5));
+
+  const full = extractFeatures(atFull, plan);
+  const small = extractFeatures(atSmall, plan);
+
+  assert.deepEqual([atFull.inputSize, atSmall.inputSize], [512, 384]);
+  for (const block of FEATURE_BLOCKS)
+    assert.equal(small.blocks[block]!.length, full.blocks[block]!.length, `length of ${block}`);
+  assert.notDeepEqual(small.blocks.headMean, full.blocks.headMean);
+
+  if (!hasDevSet) {
+    t.skip('../shared/eval/rooms-dev not present: boxes on a real photo not compared');
+    return;
+  }
+  // The same toilet, found at both sides, in the same place of the picture.
+  const photo = await decodeForModel(await readFile(path.join(DEV_DIR, 'bathroom/houses_361_bathroom.jpg')));
+  const toilet = (features: ModelFeatures) => features.detections.find((d) => d.label === 'toilet')!;
+  const a = toilet(extractFeatures(atFull, photo));
+  const b = toilet(extractFeatures(atSmall, photo));
+  assert.ok(a.score >= 0.5 && b.score >= 0.4, `toilet scores ${a.score} and ${b.score}`);
+  const overlap = boxIou(a.box, b.box);
+  assert.ok(overlap > 0.8, `the two toilet boxes overlap by ${overlap.toFixed(2)}`);
+});
+
+void test('the network refuses input sides it cannot run at', async () => {
+  for (const side of [96, 400, 800]) {
+    await assert.rejects(CenterNetModel.load(side), {
+      message: `the network input size must be a multiple of 32 from 128 to 768, not ${side}`,
+    });
+  }
+});
+
+void test('a head file says which input side its features came from (512 when it does not say)', async () => {
+  const file = JSON.parse(await readFile(DEFAULT_HEAD_PATH, 'utf8')) as RoomHeadFile;
+  const { inputSize: _omitted, ...withoutSide } = file;
+
+  assert.equal(parseRoomHead(withoutSide).inputSize, 512);
+  assert.equal(parseRoomHead({ ...file, inputSize: 256 }).inputSize, 256);
+  for (const bad of [400, 800, 0]) {
+    assert.throws(() => parseRoomHead({ ...file, inputSize: bad }), {
+      message: 'the room classifier file is malformed',
+    });
+  }
+});
+
+function boxIou(a: DetectedObject['box'], b: DetectedObject['box']): number {
+  const x = Math.max(0, Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x));
+  const y = Math.max(0, Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y));
+  return (x * y) / (a.width * a.height + b.width * b.height - x * y);
+}
 
 const PHOTOS: { file: string; roomType: string; scene: string; object?: string }[] = [
   { file: 'bathroom/houses_361_bathroom.jpg', roomType: 'bathroom', scene: 'interior', object: 'toilet' },

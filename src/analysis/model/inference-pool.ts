@@ -26,6 +26,8 @@ export interface InferencePoolOptions {
   /** Images allowed to wait for a free worker before requests are refused (default 256). */
   maxQueued?: number;
   headPath: string | null;
+  /** Network input side when `headPath` is null (feature extraction for training). */
+  inputSize?: number;
 }
 
 interface Job {
@@ -89,7 +91,7 @@ export class InferencePool {
   private addWorker(): Promise<void> {
     return new Promise((resolve, reject) => {
       const slot: Slot = {
-        worker: spawnWorker({ headPath: this.options.headPath }),
+        worker: spawnWorker({ headPath: this.options.headPath, inputSize: this.options.inputSize }),
         loaded: false,
         job: null,
       };

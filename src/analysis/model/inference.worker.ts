@@ -22,10 +22,9 @@ async function start(): Promise<void> {
   let model: CenterNetModel;
   let head: RoomHead | null;
   try {
-    [model, head] = await Promise.all([
-      CenterNetModel.load(),
-      settings.headPath === null ? null : loadRoomHead(settings.headPath),
-    ]);
+    head = settings.headPath === null ? null : await loadRoomHead(settings.headPath);
+    // A head's features were extracted at one input side; the network must run at the same.
+    model = await CenterNetModel.load(head?.inputSize ?? settings.inputSize);
   } catch (err) {
     post({ type: 'failed', error: err instanceof Error ? err.message : String(err) });
     return;

@@ -1,5 +1,5 @@
 import type { DetectedObject, RawImage } from '../scene-types.ts';
-import { type CenterNetModel, NETWORK_INPUT_SIZE, type PooledOutput } from './centernet-model.ts';
+import type { CenterNetModel, PooledOutput } from './centernet-model.ts';
 import { COCO_LABELS } from './coco-labels.ts';
 import { type ImageStatistics, measureImage, statisticsVector } from './image-statistics.ts';
 
@@ -60,7 +60,7 @@ export function extractFeatures(
   return {
     blocks: { ...outputs, classMax: outputs.classMax, stats: statisticsVector(statistics) },
     statistics,
-    detections: parseDetections(detections),
+    detections: parseDetections(detections, model.inputSize),
     inferenceMs: performance.now() - started,
   };
 }
@@ -72,14 +72,17 @@ function iou(a: DetectedObject['box'], b: DetectedObject['box']): number {
   return inter / (a.width * a.height + b.width * b.height - inter || 1);
 }
 
-/** Turns the 100×6 candidate rows into labelled boxes (fractions of the image), with per-class NMS. */
-export function parseDetections(rows: Float32Array): DetectedObject[] {
+/**
+ * Turns the 100×6 candidate rows (pixels of the `inputSize` square) into labelled boxes (fractions of
+ * the image), with per-class NMS.
+ */
+export function parseDetections(rows: Float32Array, inputSize: number): DetectedObject[] {
   const candidates: DetectedObject[] = [];
   for (let r = 0; r + 5 < rows.length; r += 6) {
     const score = rows[r + 4]!;
     const label = COCO_LABELS[Math.round(rows[r + 5]!)];
     if (!(score >= MIN_DETECTION_SCORE) || label === undefined) continue;
-    const clamp = (v: number): number => Math.min(1, Math.max(0, v / NETWORK_INPUT_SIZE));
+    const clamp = (v: number): number => Math.min(1, Math.max(0, v / inputSize));
     const x1 = clamp(rows[r]!);
     const y1 = clamp(rows[r + 1]!);
     const box = { x: x1, y: y1, width: clamp(rows[r + 2]!) - x1, height: clamp(rows[r + 3]!) - y1 };

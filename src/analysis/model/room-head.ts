@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
+import { isValidInputSize, NETWORK_INPUT_SIZE } from './network-input.ts';
 import { decodeFloat16 } from './float16-codec.ts';
 import {
   FEATURE_BLOCKS,
@@ -22,6 +23,8 @@ export interface RoomHeadFile {
   /** Class names (training labels after mapping, e.g. `entrance_hall`, `exterior`). */
   labels: string[];
   blocks: FeatureBlock[];
+  /** Side of the square CenterNet ran at when the features were extracted (absent: 512). */
+  inputSize?: number;
   /** Number of concatenated features. */
   dimensions: number;
   /** Feature normalisation, one entry per feature (float16, base64: see float16-codec.ts). */
@@ -42,6 +45,8 @@ export interface RoomHeadFile {
 export interface RoomHead {
   labels: string[];
   blocks: FeatureBlock[];
+  /** The network must run at the side the head was fitted on: features change with it. */
+  inputSize: number;
   mean: Float64Array;
   scale: Float64Array;
   weights: Float64Array[];
@@ -56,8 +61,10 @@ export function parseRoomHead(file: RoomHeadFile): RoomHead {
   const mean = decodeFloat16(file.mean);
   const scale = decodeFloat16(file.scale);
   const weights = file.weights.map(decodeFloat16);
+  const inputSize = file.inputSize ?? NETWORK_INPUT_SIZE;
   const ok =
     file.version === 1 &&
+    isValidInputSize(inputSize) &&
     file.blocks.every((b) => (FEATURE_BLOCKS as readonly string[]).includes(b)) &&
     mean.length === dims &&
     scale.length === dims &&
@@ -70,6 +77,7 @@ export function parseRoomHead(file: RoomHeadFile): RoomHead {
   return {
     labels: file.labels,
     blocks: file.blocks,
+    inputSize,
     mean,
     scale,
     weights,

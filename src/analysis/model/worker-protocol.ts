@@ -28,4 +28,6 @@ export type WorkerMessage =
 export interface WorkerSettings {
   /** Classifier head JSON to load; null when only features are requested (before the first training). */
   headPath: string | null;
+  /** Network input side for `features` requests when no head is loaded (a head brings its own). */
+  inputSize?: number;
 }
