@@ -15,7 +15,11 @@ import { parseArgs } from 'node:util';
 
 import { encodeFloat16 } from '../src/analysis/model/float16-codec.ts';
 import { FEATURE_BLOCKS, type FeatureBlock } from '../src/analysis/model/model-features.ts';
-import { assertValidInputSize, NETWORK_INPUT_SIZE } from '../src/analysis/model/network-input.ts';
+import {
+  INPUT_SIZE_RULE,
+  isValidInputSize,
+  NETWORK_INPUT_SIZE,
+} from '../src/analysis/model/network-input.ts';
 import { statisticsFromVector } from '../src/analysis/model/image-statistics.ts';
 import { DEFAULT_HEAD_PATH, parseRoomHead, type RoomHeadFile } from '../src/analysis/model/room-head.ts';
 import { decideVerdict } from '../src/analysis/model/scene-verdict.ts';
@@ -51,8 +55,9 @@ const unknownBlock = blocks.find((b) => !(FEATURE_BLOCKS as readonly string[]).i
 if (unknownBlock)
   throw new Error(`unknown feature block "${unknownBlock}" (known: ${FEATURE_BLOCKS.join(', ')})`);
 
-const inputSize = Number(args['input-size']);
-assertValidInputSize(inputSize);
+const inputSize = /^\d+$/.test(args['input-size']) ? Number(args['input-size']) : Number.NaN;
+if (!isValidInputSize(inputSize))
+  throw new Error(`--input-size must be ${INPUT_SIZE_RULE}, not ${args['input-size']}`);
 
 const photos = (await readManifest(args.data)).map((e) => ({ ...e, label: normaliseLabel(e.label) }));
 // Plans drawn in code stand in for the floor plans the photo set lacks (see synthetic-floor-plan.ts).

@@ -3,7 +3,8 @@
  * head and the drawing detector. Photos come from ../shared/eval/rooms-dev when present.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,10 +13,12 @@ import sharp from 'sharp';
 
 import { CenterNetModel } from '../../src/analysis/model/centernet-model.ts';
 import { createSceneClassifier, decodeForModel } from '../../src/analysis/model/index.ts';
+import { InferencePool } from '../../src/analysis/model/inference-pool.ts';
 import {
   extractFeatures,
   FEATURE_BLOCKS,
   type ModelFeatures,
+  parseDetections,
 } from '../../src/analysis/model/model-features.ts';
 import {
   DEFAULT_HEAD_PATH,
@@ -171,6 +174,45 @@ void test('the network runs at a smaller square: same blocks, detections still f
   assert.ok(overlap > 0.8, `the two toilet boxes overlap by ${overlap.toFixed(2)}`);
 });
 
+void test('the inference threads run the network at the side of the head they load', async (t) => {
+  const direct = await CenterNetModel.load(384);
+  const image = await decodeForModel(await drawSyntheticFloorPlan(9));
+  const expected = extractFeatures(direct, image);
+  // The committed head, said to be fitted at 384: its weights do not matter for the features.
+  const headFile = path.join(await mkdtemp(path.join(tmpdir(), 'head-')), 'head.json');
+  const committed = JSON.parse(await readFile(DEFAULT_HEAD_PATH, 'utf8')) as RoomHeadFile;
+  await writeFile(headFile, JSON.stringify({ ...committed, inputSize: 384 }));
+  t.after(() => rm(path.dirname(headFile), { recursive: true, force: true }));
+
+  for (const options of [{ headPath: headFile }, { headPath: null, inputSize: 384 }] as const) {
+    const pool = new InferencePool({ threads: 1, ...options });
+    try {
+      await pool.ready;
+      const features = await pool.run('features', image);
+      assert.deepEqual(features.blocks.headMean, expected.blocks.headMean, JSON.stringify(options));
+      assert.deepEqual(features.blocks.classMax, expected.blocks.classMax);
+      assert.deepEqual(features.detections, expected.detections);
+    } finally {
+      await pool.close();
+    }
+  }
+});
+
+void test('detections are read as fractions of the side the network ran at', () => {
+  // One candidate row: x1, y1, x2, y2 in input pixels, score, COCO class (61 = toilet).
+  const row = Float32Array.from([96, 48, 192, 240, 0.9, 61]);
+
+  assert.deepEqual(parseDetections(row, 384), [
+    { label: 'toilet', score: 0.9, box: { x: 0.25, y: 0.125, width: 0.25, height: 0.5 } },
+  ]);
+  assert.deepEqual(parseDetections(row, 512)[0]!.box, {
+    x: 0.1875,
+    y: 0.09375,
+    width: 0.1875,
+    height: 0.375,
+  });
+});
+
 void test('the network refuses input sides it cannot run at', async () => {
   for (const side of [96, 400, 800]) {
     await assert.rejects(CenterNetModel.load(side), {
@@ -187,7 +229,7 @@ void test('a head file says which input side its features came from (512 when it
   assert.equal(parseRoomHead({ ...file, inputSize: 256 }).inputSize, 256);
   for (const bad of [400, 800, 0]) {
     assert.throws(() => parseRoomHead({ ...file, inputSize: bad }), {
-      message: 'the room classifier file is malformed',
+      message: `the room classifier's inputSize must be a multiple of 32 from 128 to 768, not ${bad}`,
     });
   }
 });

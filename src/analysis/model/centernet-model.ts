@@ -45,11 +45,11 @@ export interface CenterNetOutputs {
   /** Per-class maximum of the centre heatmap (80 values, 0..1): "is there any X". */
   classMax: Float32Array;
   headMean: Float32Array;
-  /** Global max of the detection head's last shared map (128×128×128). */
+  /** Global max of the detection head's last shared map (128×128×128 at 512 px). */
   headMax: Float32Array;
   /** Means of that map over its 2×2 quadrants (4 × 128): where things are. */
   headGrid: Float32Array;
-  /** Global mean and max of the last backbone map (16×16×480). */
+  /** Global mean and max of the last backbone map (16×16×480 at 512 px). */
   backboneMean: Float32Array;
   backboneMax: Float32Array;
   /** Means of the last backbone map over its top, middle and bottom thirds (3 × 480). */
@@ -84,7 +84,7 @@ function quadrants(map: tf.Tensor4D): tf.Tensor {
 
 /**
  * How each pooled output is made, and from which graph node. Nothing is fetched or pooled unless
- * asked for: the head map alone is 128×128×128, and pooling the blocks the shipped head does not
+ * asked for: the head map alone is 128×128×128 at 512 px, and pooling the blocks the shipped head does not
  * read cost 12 % of an image's model time (measured).
  */
 const POOLING: Record<PooledOutput, { node: NodeKey; pool: (t: tf.Tensor) => tf.Tensor }> = {
@@ -124,7 +124,10 @@ export function initWasmBackend(): Promise<void> {
 function storedBytes(spec: tf.io.WeightsManifestEntry): number {
   const count = spec.shape.reduce((a, b) => a * b, 1);
   const quantised = spec.quantization?.dtype;
-  return count * (quantised === 'float16' ? 2 : quantised === undefined ? 4 : 1);
+  if (quantised === undefined) return count * 4;
+  if (quantised === 'float16') return count * 2;
+  if (quantised === 'uint8') return count;
+  throw new Error(`unexpected weight quantisation ${quantised}`);
 }
 
 /** Rewrites the graph's input shape and its size constants for a square input of `side`. */
@@ -144,9 +147,12 @@ function resizeGraph(
   let offset = 0;
   let rewritten = 0;
   for (const spec of weightSpecs) {
-    const values = SIZE_CONSTANTS[spec.name]?.(side);
-    if (values) {
-      values.forEach((v, i) => weights.writeInt32LE(v, offset + 4 * i));
+    const sizeOf = SIZE_CONSTANTS[spec.name];
+    if (sizeOf) {
+      // Only a constant that holds what it must hold at 512 is rewritten: another graph is refused.
+      const stored = sizeOf(NETWORK_INPUT_SIZE).map((_, i) => weights.readInt32LE(offset + 4 * i));
+      if (spec.dtype !== 'int32' || stored.join() !== sizeOf(NETWORK_INPUT_SIZE).join()) break;
+      sizeOf(side).forEach((v, i) => weights.writeInt32LE(v, offset + 4 * i));
       rewritten++;
     }
     offset += storedBytes(spec);

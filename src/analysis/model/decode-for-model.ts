@@ -2,7 +2,7 @@ import sharp from 'sharp';
 
 import type { RawImage } from '../scene-types.ts';
 
-/** Long side of the pixels handed to the model; the network itself runs at 512×512. */
+/** Long side of the pixels handed to the model; the network stretches them to its own square. */
 export const MODEL_MAX_SIDE = 512;
 
 /**

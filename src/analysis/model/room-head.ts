@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-import { isValidInputSize, NETWORK_INPUT_SIZE } from './network-input.ts';
+import { INPUT_SIZE_RULE, isValidInputSize, NETWORK_INPUT_SIZE } from './network-input.ts';
 import { decodeFloat16 } from './float16-codec.ts';
 import {
   FEATURE_BLOCKS,
@@ -62,9 +62,10 @@ export function parseRoomHead(file: RoomHeadFile): RoomHead {
   const scale = decodeFloat16(file.scale);
   const weights = file.weights.map(decodeFloat16);
   const inputSize = file.inputSize ?? NETWORK_INPUT_SIZE;
+  if (!isValidInputSize(inputSize))
+    throw new Error(`the room classifier's inputSize must be ${INPUT_SIZE_RULE}, not ${inputSize}`);
   const ok =
     file.version === 1 &&
-    isValidInputSize(inputSize) &&
     file.blocks.every((b) => (FEATURE_BLOCKS as readonly string[]).includes(b)) &&
     mean.length === dims &&
     scale.length === dims &&
