@@ -1,12 +1,11 @@
+/** The queue's wake path: a job sent by this process starts at once, not at the next poll. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import type { IngestJob } from '../../src/queue/job-queue.ts';
-import { startJobQueue, type JobQueue } from '../../src/queue/job-queue.ts';
+import type { Database } from '../../src/db/database.ts';
+import { startJobQueue, type IngestJob, type JobQueue } from '../../src/queue/job-queue.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-
-/** The queue's wake path: a job sent by this process starts at once, not at the next poll. */
 
 let svc: TestService;
 let queue: JobQueue | undefined;
@@ -16,25 +15,49 @@ before(async () => {
   svc = await startTestService({ ROLE: 'api' });
 });
 after(async () => {
-  await queue?.stop(1_000);
-  await svc?.stop();
+  try {
+    await queue?.stop(1_000);
+  } finally {
+    await svc.stop();
+  }
 });
 
+/** True once `condition` holds, false if it does not within `ms`. */
+async function holdsWithin(ms: number, condition: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() >= deadline) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+/** `db`, counting pg-boss's job fetches that came back empty (its only `SKIP LOCKED` query). */
+function countingEmptyFetches(db: Database): { db: Database; emptyFetches: () => number } {
+  let empty = 0;
+  const watched = new Proxy(db, {
+    get(target, property) {
+      if (property === 'query') {
+        return async (text: string, values?: unknown[]) => {
+          const rows = await target.query(text, values);
+          if (text.includes('SKIP LOCKED') && rows.length === 0) empty++;
+          return rows;
+        };
+      }
+      const value = Reflect.get(target, property) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db: watched, emptyFetches: () => empty };
+}
+
 void test('nudge() starts a job sent while the loop sleeps out its polling interval', async () => {
-  const { config, db } = svc.service;
+  const { config } = svc.service;
+  const { db, emptyFetches } = countingEmptyFetches(svc.service.db);
   // The service's own queue schema (already created), polled rarely: only a nudge starts a job early.
   const schema = config.databaseUrl ? `${config.databaseSchema}_jobs` : 'pgboss';
   queue = await startJobQueue(db, { schema, pollingIntervalSeconds: 30 });
   const handled: IngestJob[] = [];
-  const waiters: Array<() => void> = [];
-  const handledCount = (n: number, withinMs: number) =>
-    Promise.race([
-      new Promise<boolean>((resolve) => {
-        const check = () => (handled.length >= n ? resolve(true) : waiters.push(check));
-        check();
-      }),
-      sleep(withinMs).then(() => false),
-    ]);
   const first: IngestJob = { tenantId: 'tenant-a', batchId: 'batch-1' };
   const second: IngestJob = { tenantId: 'tenant-a', batchId: 'batch-2' };
 
@@ -42,15 +65,22 @@ void test('nudge() starts a job sent while the loop sleeps out its polling inter
   await queue.send(first);
   await queue.work(1, async (job) => {
     handled.push(job);
-    for (const wake of waiters.splice(0)) wake();
   });
-  assert.equal(await handledCount(1, 10_000), true, 'the first job was not handled');
-  // After a job the loop fetches again at once, finds nothing and sleeps for 30 s.
-  await sleep(2_000);
+  assert.equal(await holdsWithin(10_000, () => handled.length === 1), true, 'the first job was not handled');
+  // After a job the loop fetches again at once; once that fetch comes back empty it sleeps for 30 s.
+  assert.equal(await holdsWithin(10_000, () => emptyFetches() >= 1), true, 'the loop did not fetch again');
 
   await queue.send(second);
-  assert.equal(await handledCount(2, 1_500), false, 'the sleeping loop took a job without a nudge');
+  assert.equal(
+    await holdsWithin(1_500, () => handled.length === 2),
+    false,
+    'the sleeping loop took a job without a nudge',
+  );
   queue.nudge();
-  assert.equal(await handledCount(2, 5_000), true, 'the nudged loop did not take the job');
+  assert.equal(
+    await holdsWithin(5_000, () => handled.length === 2),
+    true,
+    'the nudged loop did not take the job',
+  );
   assert.deepEqual(handled, [first, second]);
 });
