@@ -64,6 +64,9 @@ function table(result: IngestionBenchResult): string {
     ),
     '',
     `Service RSS: ${f(result.idleRssMiB)} MiB when ready${result.analyzer ? ' (vision model loaded)' : ' (ANALYSIS_ENABLED=false)'}, ` +
+      (result.peakRssAt100k
+        ? `peak ${f(result.peakRssAt100k.peakRssMiB)} MiB by ${result.peakRssAt100k.products} products, `
+        : '') +
       `peak ${f(result.peakRssMiB)} MiB after ${result.productsIngested} products ` +
       `(ingestion added ${f(result.peakRssMiB - result.idleRssMiB)} MiB).`,
   ].join('\n');
