@@ -26,6 +26,8 @@ const MAINTENANCE_INTERVAL_SECONDS = 30;
 
 /** The job queue, on the same PostgreSQL as the data (pg-boss 10). */
 export interface JobQueue {
+  /** The PostgreSQL schema pg-boss keeps its tables in. */
+  readonly schema: string;
   /** Enqueues a job; with `tx`, in that transaction, so the job exists exactly when the batch does. */
   send(job: IngestJob, options?: { tx?: Queryable; startAfterSeconds?: number }): Promise<void>;
   /**
@@ -83,6 +85,7 @@ export async function startJobQueue(
   });
 
   return {
+    schema,
     async send(job, { tx, startAfterSeconds } = {}) {
       const options: PgBoss.SendOptions & { db?: PgBoss.Db } = {};
       if (tx) options.db = adapterFor(tx);

@@ -17,6 +17,7 @@ import { InferencePool } from '../../src/analysis/model/inference-pool.ts';
 import {
   extractFeatures,
   FEATURE_BLOCKS,
+  iou,
   type ModelFeatures,
   parseDetections,
 } from '../../src/analysis/model/model-features.ts';
@@ -27,7 +28,7 @@ import {
   parseRoomHead,
   type RoomHeadFile,
 } from '../../src/analysis/model/room-head.ts';
-import type { DetectedObject, SceneClassifier } from '../../src/analysis/scene-types.ts';
+import type { SceneClassifier } from '../../src/analysis/scene-types.ts';
 import { drawSyntheticFloorPlan } from '../../scripts/lib/synthetic-floor-plan.ts';
 
 const DEV_DIR = path.resolve(import.meta.dirname, '../../../shared/eval/rooms-dev');
@@ -170,7 +171,7 @@ void test('the network runs at a smaller square: same blocks, detections still f
   const a = toilet(extractFeatures(atFull, photo));
   const b = toilet(extractFeatures(atSmall, photo));
   assert.ok(a.score >= 0.5 && b.score >= 0.4, `toilet scores ${a.score} and ${b.score}`);
-  const overlap = boxIou(a.box, b.box);
+  const overlap = iou(a.box, b.box);
   assert.ok(overlap > 0.8, `the two toilet boxes overlap by ${overlap.toFixed(2)}`);
 });
 
@@ -233,12 +234,6 @@ void test('a head file says which input side its features came from (512 when it
     });
   }
 });
-
-function boxIou(a: DetectedObject['box'], b: DetectedObject['box']): number {
-  const x = Math.max(0, Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x));
-  const y = Math.max(0, Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y));
-  return (x * y) / (a.width * a.height + b.width * b.height - x * y);
-}
 
 const PHOTOS: { file: string; roomType: string; scene: string; object?: string }[] = [
   { file: 'bathroom/houses_361_bathroom.jpg', roomType: 'bathroom', scene: 'interior', object: 'toilet' },

@@ -52,11 +52,9 @@ function countingEmptyFetches(db: Database): { db: Database; emptyFetches: () =>
 }
 
 void test('nudge() starts a job sent while the loop sleeps out its polling interval', async () => {
-  const { config } = svc.service;
   const { db, emptyFetches } = countingEmptyFetches(svc.service.db);
   // The service's own queue schema (already created), polled rarely: only a nudge starts a job early.
-  const schema = config.databaseUrl ? `${config.databaseSchema}_jobs` : 'pgboss';
-  queue = await startJobQueue(db, { schema, pollingIntervalSeconds: 30 });
+  queue = await startJobQueue(db, { schema: svc.service.queue.schema, pollingIntervalSeconds: 30 });
   const handled: IngestJob[] = [];
   const first: IngestJob = { tenantId: 'tenant-a', batchId: 'batch-1' };
   const second: IngestJob = { tenantId: 'tenant-a', batchId: 'batch-2' };

@@ -65,7 +65,8 @@ export function extractFeatures(
   };
 }
 
-function iou(a: DetectedObject['box'], b: DetectedObject['box']): number {
+/** Intersection over union of two boxes (fractions of the image). */
+export function iou(a: DetectedObject['box'], b: DetectedObject['box']): number {
   const x = Math.max(0, Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x));
   const y = Math.max(0, Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y));
   const inter = x * y;
