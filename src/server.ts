@@ -59,6 +59,7 @@ export async function startService(
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   // Keys first: a service that must refuse to start (production without a key) touches nothing.
   const keys = config.role === 'worker' ? null : await loadVerificationKeys(config);
+  const poolSize = config.worker.concurrency * 2 + 8;
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
@@ -68,7 +69,9 @@ export async function startService(
     // and off, a third to prepare its next batch; the rest serve the API and the queue's polling.
     // With the worker in its own thread, each thread has a pool of this size (connections open as
     // they are needed).
-    poolSize: config.worker.concurrency * 2 + 8,
+    poolSize,
+    // Requests come in bursts (a client's 50 pollers at once); their connections are kept ready.
+    keepOpen: config.role === 'worker' ? 0 : poolSize,
   });
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;
@@ -76,6 +79,7 @@ export async function startService(
   let workerThread: WorkerThread | null = null;
   let analysis: AnalysisService | null = null;
   const metrics = createMetrics({ defaults: options.listen !== false });
+  metrics.observePool(() => db.connections?.());
 
   try {
     const schema = config.databaseUrl ? config.databaseSchema : undefined;

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import type { PoolConnections } from '../db/database.ts';
 import {
   AggregatorRegistry,
   Counter,
+  Gauge,
   Histogram,
   Registry,
   collectDefaultMetrics,
@@ -20,6 +22,8 @@ export interface Metrics {
   batchSeconds: Histogram;
   /** Records the duration of every HTTP request by route and status. */
   instrument(app: FastifyInstance): void;
+  /** Shows the database pool's connections, read from `read` at each scrape. */
+  observePool(read: () => PoolConnections | undefined): void;
   /** Adds metrics kept elsewhere (the worker thread's) to what {@link Metrics.render} shows. */
   addSource(source: () => Promise<MetricsSnapshot | null>): void;
   /** The Prometheus text of this registry and every source, same-named series summed. */
@@ -38,6 +42,28 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
     registers: [registry],
   });
   const sources: Array<() => Promise<MetricsSnapshot | null>> = [];
+  let readPool: () => PoolConnections | undefined = () => undefined;
+  new Gauge({
+    name: 'db_pool_connections',
+    help: 'Database connections open, by state (idle or busy)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const pool = readPool();
+      if (!pool) return;
+      this.set({ state: 'idle' }, pool.idle);
+      this.set({ state: 'busy' }, pool.open - pool.idle);
+    },
+  });
+  new Gauge({
+    name: 'db_pool_waiting_queries',
+    help: 'Queries waiting for a free database connection',
+    registers: [registry],
+    collect() {
+      const pool = readPool();
+      if (pool) this.set(pool.waiting);
+    },
+  });
   return {
     registry,
     itemsSettled: new Counter({
@@ -69,6 +95,9 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
           reply.elapsedTime / 1000,
         );
       });
+    },
+    observePool(read) {
+      readPool = read;
     },
     addSource(source) {
       sources.push(source);

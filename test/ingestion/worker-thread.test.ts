@@ -39,5 +39,9 @@ void describe('the worker in its own thread', { skip }, () => {
       metrics.body,
       /^http_request_duration_seconds_count\{method="POST",route="\/products\/ingestions",status="202"\} 1$/m,
     );
+    // Both threads' pools, summed: at least the API thread's twelve, opened at start and kept.
+    const pool = (state: string) =>
+      Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\d+)$`, 'm').exec(metrics.body)?.[1]);
+    assert.ok(pool('idle') + pool('busy') >= 12, metrics.body);
   });
 });
