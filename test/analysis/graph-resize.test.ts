@@ -18,9 +18,12 @@ const names = Object.keys(GRAPH_SIZE_CONSTANTS);
 
 /**
  * A graph of one placeholder whose weights are a float16 tensor of 3 values (6 bytes, so the
- * constants after it are not 4-byte aligned), then the size constants as they are at 512 px.
+ * constants after it are not 4-byte aligned), then `constants` (by default the size constants as
+ * they are at 512 px, in order), each an int32 tensor of its values.
  */
-function graphAt512() {
+function graphAt512(
+  constants: Array<[string, number[]]> = names.map((name) => [name, GRAPH_SIZE_CONSTANTS[name]!(512)]),
+) {
   const json = {
     modelTopology: { node: [{ op: 'Placeholder', attr: { shape: { shape: { dim: [] as unknown } } } }] },
     signature: { inputs: { image: { tensorShape: { dim: [] as unknown } } } },
@@ -29,14 +32,15 @@ function graphAt512() {
   const weightSpecs: tf.io.WeightsManifestEntry[] = [
     { name: 'conv/kernel', shape: [3], dtype: 'float32', quantization: { dtype: 'float16' } },
   ];
-  const values = names.map((name) => GRAPH_SIZE_CONSTANTS[name]!(512));
-  for (const [i, name] of names.entries())
-    weightSpecs.push({ name, shape: [values[i]!.length], dtype: 'int32' });
-  const weights = Buffer.alloc(6 + 4 * values.flat().length);
+  for (const [name, values] of constants) weightSpecs.push({ name, shape: [values.length], dtype: 'int32' });
+  const flat = constants.flatMap(([, values]) => values);
+  const weights = Buffer.alloc(6 + 4 * flat.length);
   weights.write('abcdef', 0, 'latin1');
-  values.flat().forEach((v, i) => weights.writeInt32LE(v, 6 + 4 * i));
+  flat.forEach((v, i) => weights.writeInt32LE(v, 6 + 4 * i));
   return { json, weightSpecs, weights };
 }
+
+const at512 = (name: string): [string, number[]] => [name, GRAPH_SIZE_CONSTANTS[name]!(512)];
 
 const constantsIn = (weights: Buffer) =>
   Array.from({ length: (weights.length - 6) / 4 }, (_, i) => weights.readInt32LE(6 + 4 * i));
@@ -64,15 +68,24 @@ void test('another graph is refused and left as it was', () => {
     ['a constant that does not hold its 512 px value', (g) => g.weights.writeInt32LE(33, 6 + 4 * 8)],
     ['a constant stored as float32', (g) => (g.weightSpecs[2]!.dtype = 'float32')],
     ['a constant missing', (g) => (g.weightSpecs[3]!.name = 'renamed')],
-    ['a constant twice', (g) => g.weightSpecs.push({ ...g.weightSpecs[5]! })],
     [
       'weights longer than the manifest says',
       (g) => (g.weights = Buffer.concat([g.weights, Buffer.alloc(4)])),
     ],
   ];
-  for (const [what, change] of changes) {
+  const graphs: Array<[string, ReturnType<typeof graphAt512>]> = changes.map(([what, change]) => {
     const graph = graphAt512();
     change(graph);
+    return [what, graph];
+  });
+  // Built whole: one constant listed twice (with the rest all there), and a constant of one value
+  // where two belong, last, so that reading two would run past the weights.
+  graphs.push(['a constant twice', graphAt512([...names.map(at512), at512(names[0]!)])]);
+  graphs.push([
+    'a constant shorter than it must be, last',
+    graphAt512([...names.slice(1).map(at512), [names[0]!, [32]]]),
+  ]);
+  for (const [what, graph] of graphs) {
     const before = Buffer.from(graph.weights);
     const json = JSON.stringify(graph.json);
     assert.throws(() => resizeGraph(graph.json, graph.weightSpecs, graph.weights, 384), REFUSED, what);

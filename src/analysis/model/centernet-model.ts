@@ -141,22 +141,32 @@ export function resizeGraph(
   side: number,
 ) {
   // Only constants that hold what they must hold at 512 are rewritten: another graph is refused.
-  const found: Array<{ offset: number; sizeOf: (side: number) => number[] }> = [];
+  const found = new Map<string, number>(); // name → offset in the weights
   let offset = 0;
   for (const spec of weightSpecs) {
-    const sizeOf = GRAPH_SIZE_CONSTANTS[spec.name];
-    if (sizeOf && offset + storedBytes(spec) <= weights.byteLength) {
-      const expected = sizeOf(NETWORK_INPUT_SIZE);
+    const expected = GRAPH_SIZE_CONSTANTS[spec.name]?.(NETWORK_INPUT_SIZE);
+    const size = storedBytes(spec);
+    const fits =
+      expected !== undefined &&
+      spec.dtype === 'int32' &&
+      spec.quantization === undefined &&
+      size === 4 * expected.length &&
+      offset + size <= weights.byteLength;
+    if (fits) {
       const stored = expected.map((_, i) => weights.readInt32LE(offset + 4 * i));
-      if (spec.dtype === 'int32' && stored.join() === expected.join()) found.push({ offset, sizeOf });
+      if (stored.join() === expected.join() && !found.has(spec.name)) found.set(spec.name, offset);
+      else found.set(spec.name, Number.NaN); // a wrong value or a second copy: refused below
     }
-    offset += storedBytes(spec);
+    offset += size;
   }
-  if (found.length !== Object.keys(GRAPH_SIZE_CONSTANTS).length || offset !== weights.byteLength)
+  const names = Object.keys(GRAPH_SIZE_CONSTANTS);
+  if (!names.every((name) => Number.isInteger(found.get(name))) || offset !== weights.byteLength)
     throw new Error('the CenterNet graph is not the one whose size constants this code knows');
 
-  for (const constant of found)
-    constant.sizeOf(side).forEach((v, i) => weights.writeInt32LE(v, constant.offset + 4 * i));
+  for (const name of names) {
+    const at = found.get(name)!;
+    GRAPH_SIZE_CONSTANTS[name]!(side).forEach((v, i) => weights.writeInt32LE(v, at + 4 * i));
+  }
   const dims = [1, side, side, 3].map((size) => ({ size: String(size) }));
   const topology = json.modelTopology as {
     node: { op: string; attr: { shape: { shape: { dim: unknown } } } }[];
