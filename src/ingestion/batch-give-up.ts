@@ -23,7 +23,9 @@ export async function giveUpBatchRuns(
   batchId: string,
 ): Promise<BatchOutcome | null> {
   const key = { tenantId, batchId };
-  const payloads = await readItems(db, key);
+  // No body: the batch has ended meanwhile (the lock below finds it so), or its items are failed
+  // without their keys.
+  const payloads = (await readItems(db, key)) ?? [];
   return db.transaction(async (tx) => {
     const batch = await lockUnfinishedBatch(tx, key);
     if (!batch) return null;
@@ -31,7 +33,7 @@ export async function giveUpBatchRuns(
     const from = unvalidated ? 0 : batch.next_index;
     const recorded = await findFailedIndices(tx, { ...key, fromIndex: from });
     const failures: ItemFailure[] = [];
-    for (let idx = from; idx < payloads.length; idx++) {
+    for (let idx = from; idx < batch.received_count; idx++) {
       if (!recorded.has(idx)) failures.push(internalError(idx, payloads[idx]));
     }
     await insertItemFailures(tx, key, failures);

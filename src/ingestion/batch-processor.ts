@@ -255,7 +255,13 @@ export function createBatchProcessor(deps: {
     // turn only, where its runs are counted, and the batch before it is not blamed.
     const chunkPipeline = batch.attempts > 1 ? { ...pipeline, onWriting: undefined } : pipeline;
 
-    const { valid: known, failures } = prepared ?? (await validateAll(await readItems(db, key)));
+    let verdicts: Pick<PreparedBatch, 'valid' | 'failures'> | null = prepared;
+    if (!verdicts) {
+      const stored = await readItems(db, key);
+      if (!stored) return outcome; // ended by another run since this one started
+      verdicts = await validateAll(stored);
+    }
+    const { valid: known, failures } = verdicts;
     if (batch.status === BATCH_STATUS.validating) {
       if (!(await recordVerdicts(batch, known, failures))) return outcome;
       batch.next_index = 0;
@@ -292,7 +298,9 @@ export function createBatchProcessor(deps: {
     async prepareBatch(tenantId, batchId) {
       const batch = await findBatch(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status)) return null;
-      const { valid, failures } = await validateAll(await readItems(db, { tenantId, batchId }));
+      const stored = await readItems(db, { tenantId, batchId });
+      if (!stored) return null; // ended meanwhile
+      const { valid, failures } = await validateAll(stored);
       const from = resumeIndex(batch);
       const to = Math.min(from + chunkSize, batch.received_count);
       if (from >= to) return { batchId, valid, failures, chunk: null };

@@ -40,18 +40,18 @@ export async function findTenantsWithStaleBatches(db: Queryable, staleSeconds: n
   return rows.map((row) => row.tenant_id);
 }
 
-/** Every item of a batch, in index order, as submitted. */
+/** Every item of a batch, in index order, as submitted; null once the batch has ended (its body is gone). */
 export async function readItems(
   db: Queryable,
   batch: { tenantId: string; batchId: string },
-): Promise<unknown[]> {
+): Promise<unknown[] | null> {
   const rows = await db.query<{ body: string }>(
     `SELECT body FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2`,
     [batch.tenantId, batch.batchId],
   );
   const body = rows[0]?.body;
   // The API stored this body after checking it is {"items": [...]}.
-  return body === undefined ? [] : (JSON.parse(body) as { items: unknown[] }).items;
+  return body === undefined ? null : (JSON.parse(body) as { items: unknown[] }).items;
 }
 
 /**
@@ -142,17 +142,27 @@ export async function advanceBatch(
   return rows[0] ?? null;
 }
 
-/** Moves a settled batch (next_index = received_count) to its terminal status. */
+/**
+ * Deletes the stored body of the batch `ended` (a CTE returning its status) ended, in the statement
+ * that ends it: nothing reads a body once its batch is terminal, and each is ~2 MB.
+ */
+const dropBody = (ended: string) =>
+  `DELETE FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2 AND EXISTS (SELECT 1 FROM ${ended})`;
+
+/** Moves a settled batch (next_index = received_count) to its terminal status, and drops its body. */
 export async function finishBatch(
   tx: Queryable,
   batch: { tenantId: string; batchId: string },
 ): Promise<BatchStatus | null> {
   const rows = await tx.query<{ status: BatchStatus }>(
-    `UPDATE batches SET status = CASE WHEN failed = 0 THEN 'completed'
-                                      WHEN upserted = 0 THEN 'failed'
-                                      ELSE 'completed_with_errors' END, ${TOUCH}
-     WHERE tenant_id = $1 AND id = $2 AND status = 'processing' AND next_index = received_count
-     RETURNING status`,
+    `WITH ended AS (
+       UPDATE batches SET status = CASE WHEN failed = 0 THEN 'completed'
+                                        WHEN upserted = 0 THEN 'failed'
+                                        ELSE 'completed_with_errors' END, ${TOUCH}
+       WHERE tenant_id = $1 AND id = $2 AND status = 'processing' AND next_index = received_count
+       RETURNING status
+     ), dropped AS (${dropBody('ended')})
+     SELECT status FROM ended`,
     [batch.tenantId, batch.batchId],
   );
   return rows[0]?.status ?? null;
@@ -208,9 +218,9 @@ export async function findFailedIndices(
 export async function lockUnfinishedBatch(
   tx: Queryable,
   batch: { tenantId: string; batchId: string },
-): Promise<{ status: BatchStatus; next_index: number } | null> {
-  const rows = await tx.query<{ status: BatchStatus; next_index: number }>(
-    `SELECT status, next_index FROM batches
+): Promise<{ status: BatchStatus; next_index: number; received_count: number } | null> {
+  const rows = await tx.query<{ status: BatchStatus; next_index: number; received_count: number }>(
+    `SELECT status, next_index, received_count FROM batches
      WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED} FOR UPDATE`,
     [batch.tenantId, batch.batchId],
   );
@@ -220,24 +230,28 @@ export async function lockUnfinishedBatch(
 /**
  * Ends a batch that could not be processed: its `failedCount` unsettled items count as failed
  * (and as failed validation too when they were never validated), and the batch is `failed`
- * (CONTRACT §5: "could not be processed after retries"), whatever it had written before.
+ * (CONTRACT §5: "could not be processed after retries"), whatever it had written before. Its body
+ * is dropped, as at every end.
  */
 export async function giveUpBatch(
   tx: Queryable,
   batch: { tenantId: string; batchId: string; failedCount: number; unvalidated: boolean },
 ): Promise<BatchStatus | null> {
   const rows = await tx.query<{ status: BatchStatus }>(
-    `UPDATE batches SET
-       failed = failed + $3,
-       validated_failed = validated_failed + CASE WHEN $4 THEN $3 ELSE 0 END,
-       next_index = received_count,
-       status = CASE WHEN $3 > 0 THEN 'failed'
-                     WHEN failed = 0 THEN 'completed'
-                     WHEN upserted = 0 THEN 'failed'
-                     ELSE 'completed_with_errors' END,
-       ${TOUCH}
-     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
-     RETURNING status`,
+    `WITH ended AS (
+       UPDATE batches SET
+         failed = failed + $3,
+         validated_failed = validated_failed + CASE WHEN $4 THEN $3 ELSE 0 END,
+         next_index = received_count,
+         status = CASE WHEN $3 > 0 THEN 'failed'
+                       WHEN failed = 0 THEN 'completed'
+                       WHEN upserted = 0 THEN 'failed'
+                       ELSE 'completed_with_errors' END,
+         ${TOUCH}
+       WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
+       RETURNING status
+     ), dropped AS (${dropBody('ended')})
+     SELECT status FROM ended`,
     [batch.tenantId, batch.batchId, batch.failedCount, batch.unvalidated],
   );
   return rows[0]?.status ?? null;

@@ -282,6 +282,15 @@ void describe('recovery paths of the batch processor, on the real database', () 
     };
   }
 
+  /** Whether the batch's body is still stored (it is dropped when the batch ends). */
+  async function bodyStored(tenantId: string, batchId: string): Promise<boolean> {
+    const rows = await svc.service.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2',
+      [tenantId, batchId],
+    );
+    return rows[0]!.n === 1;
+  }
+
   /** The runs counted since the batch last made progress (the worker's column, not in the status record). */
   async function runsCounted(tenantId: string, batchId: string): Promise<number | undefined> {
     return (await findBatch(svc.service.db, tenantId, batchId))?.attempts;
@@ -306,9 +315,11 @@ void describe('recovery paths of the batch processor, on the real database', () 
     const items = [owner, withoutName(), product(), thief(skuOf(owner)), product(), 'a string'];
     const batchId = await storeBatch(tenant, items);
     const processor = processorOn(svc.service.db, 2);
+    assert.equal(await bodyStored(tenant, batchId), true);
 
     const first = await processor.processBatch(tenant, batchId, new AbortController().signal);
     assert.deepEqual(first, { status: 'completed_with_errors', upserted: 3, failed: 3 });
+    assert.equal(await bodyStored(tenant, batchId), false, 'the body goes with the end of its batch');
     const once = await snapshot(token, batchId);
     assertRecordInvariants(once.status, 6);
     assert.deepEqual(countersOf(once.status), {
@@ -490,6 +501,7 @@ void describe('recovery paths of the batch processor, on the real database', () 
     });
 
     assert.equal(await runsCounted(tenant, batchId), 0, 'a run cut short by a shutdown gives its count back');
+    assert.equal(await bodyStored(tenant, batchId), true);
 
     const processor = processorOn(svc.service.db, 2, 3);
     const failing = processorOn(losingConnection(svc.service.db), 2, 3);
@@ -536,6 +548,7 @@ void describe('recovery paths of the batch processor, on the real database', () 
       internal(4),
     ]);
     assert.equal((await allProducts(svc, token)).length, 2);
+    assert.equal(await bodyStored(tenant, batchId), false, 'a batch given up on drops its body too');
 
     // A terminal batch stays as it is: more failed runs or another run change nothing.
     await processor.settleFailedRun(tenant, batchId);
@@ -545,6 +558,60 @@ void describe('recovery paths of the batch processor, on the real database', () 
       failed: 0,
     });
     assert.deepEqual(await batchStatus(svc, token, batchId), final);
+  });
+
+  void test('a batch whose body is gone is not finished on what is left: its runs end it as failed', async () => {
+    const tenant = svc.tenant('no-body');
+    const token = await svc.token(tenant);
+    const batchId = await storeBatch(tenant, [product(), product(), product()]);
+    await svc.service.db.query('DELETE FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2', [
+      tenant,
+      batchId,
+    ]);
+    const processor = processorOn(svc.service.db, 2, 2);
+    for (let run = 1; run <= 2; run++) {
+      assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
+        status: null,
+        upserted: 0,
+        failed: 0,
+      });
+      assert.equal(await runsCounted(tenant, batchId), run);
+    }
+    assert.deepEqual(countersOf(await batchStatus(svc, token, batchId)), {
+      status: 'validating',
+      received_count: 3,
+      validated_ok: 0,
+      validated_failed: 0,
+      upserted: 0,
+      failed: 0,
+    });
+
+    // The run after maxAttempts gives up: every item fails, without the keys the body would have named.
+    assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
+      status: 'failed',
+      upserted: 0,
+      failed: 3,
+    });
+    const final = await batchStatus(svc, token, batchId);
+    assertRecordInvariants(final, 3);
+    assert.deepEqual(countersOf(final), {
+      status: 'failed',
+      received_count: 3,
+      validated_ok: 0,
+      validated_failed: 3,
+      upserted: 0,
+      failed: 3,
+    });
+    assert.deepEqual(
+      errorShapes(await svc.allErrors(token, batchId)),
+      [0, 1, 2].map((index) => ({
+        index,
+        external_id: null,
+        sku: null,
+        errors: [{ field: '', code: 'internal_error' }],
+      })),
+    );
+    assert.deepEqual(await allProducts(svc, token), []);
   });
 
   void test('runs that die with their process count: the run after maxAttempts of them fails every item', async () => {
