@@ -18,6 +18,9 @@ import { createBatchWorker, type BatchWorker } from './ingestion/batch-worker.ts
 import { startWorkerThread, type WorkerThread } from './ingestion/worker-thread.ts';
 import type { AnalysisService } from './analysis/analysis.service.ts';
 
+/** Connections an API keeps open: what 50 concurrent status polls used (docs/performance.md). */
+const API_KEPT_CONNECTIONS = 12;
+
 /** A running service: the parts its role needs, and how to stop them in order. */
 export interface Service {
   config: Config;
@@ -67,11 +70,11 @@ export async function startService(
     template: options.embeddedTemplate,
     // Each batch slot holds a connection for its tenant lock, uses another for its writes and, on
     // and off, a third to prepare its next batch; the rest serve the API and the queue's polling.
-    // With the worker in its own thread, each thread has a pool of this size (connections open as
-    // they are needed).
+    // With the worker in its own thread, each thread has a pool of this size.
     poolSize,
-    // Requests come in bursts (a client's 50 pollers at once); their connections are kept ready.
-    keepOpen: config.role === 'worker' ? 0 : poolSize,
+    // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a
+    // burst uses at start and keeps them; a worker opens its own as it needs them.
+    keepOpen: config.role === 'worker' ? 0 : Math.min(poolSize, API_KEPT_CONNECTIONS),
   });
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;
@@ -79,7 +82,7 @@ export async function startService(
   let workerThread: WorkerThread | null = null;
   let analysis: AnalysisService | null = null;
   const metrics = createMetrics({ defaults: options.listen !== false });
-  metrics.observePool(() => db.connections?.());
+  metrics.observePool(config.role, () => db.connections?.());
 
   try {
     const schema = config.databaseUrl ? config.databaseSchema : undefined;

@@ -47,10 +47,11 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 /**
  * Opens the server at `url`; with `schema`, every connection works in that schema. `keepOpen`
- * connections are opened before this resolves and never closed for being idle; the rest of the
- * `max` close after `idleMs`. A burst of requests then finds its connections ready: starting a
- * backend costs the server ≈ 12 ms, and a burst of 50 status polls opening ten of them while the
- * worker ran raised the p99 by tens of milliseconds (docs/performance.md).
+ * connections are opened before this resolves (or it throws) and never closed for being idle; the
+ * rest of the `max` close after `idleMs`. A burst of requests then finds its connections ready:
+ * starting a backend costs the server ≈ 12 ms, and a burst of 50 status polls opening ten of them
+ * while the worker ran raised the p99 by tens of milliseconds (docs/performance.md). A kept
+ * connection that is lost (the server restarted) is not replaced until a query needs it.
  */
 export async function openServerDatabase(
   url: string,
@@ -96,7 +97,7 @@ export async function openServerDatabase(
   for (const result of opening) if (result.status === 'fulfilled') result.value.release();
   const refused = opening.find((result) => result.status === 'rejected');
   if (refused) {
-    await pool.end();
+    await pool.end().catch(() => undefined);
     throw refused.reason;
   }
 

@@ -22,8 +22,11 @@ export interface Metrics {
   batchSeconds: Histogram;
   /** Records the duration of every HTTP request by route and status. */
   instrument(app: FastifyInstance): void;
-  /** Shows the database pool's connections, read from `read` at each scrape. */
-  observePool(read: () => PoolConnections | undefined): void;
+  /**
+   * Shows the database pool's connections, read from `read` at each scrape, labelled with the
+   * `role` of the thread that owns the pool (with a worker thread, `all` is the API thread's).
+   */
+  observePool(role: string, read: () => PoolConnections | undefined): void;
   /** Adds metrics kept elsewhere (the worker thread's) to what {@link Metrics.render} shows. */
   addSource(source: () => Promise<MetricsSnapshot | null>): void;
   /** The Prometheus text of this registry and every source, same-named series summed. */
@@ -42,26 +45,27 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
     registers: [registry],
   });
   const sources: Array<() => Promise<MetricsSnapshot | null>> = [];
-  let readPool: () => PoolConnections | undefined = () => undefined;
+  let pool: { role: string; read: () => PoolConnections | undefined } | null = null;
   new Gauge({
     name: 'db_pool_connections',
-    help: 'Database connections open, by state (idle or busy)',
-    labelNames: ['state'] as const,
+    help: 'Database connections open, by the role of the thread that owns the pool and by state',
+    labelNames: ['role', 'state'] as const,
     registers: [registry],
     collect() {
-      const pool = readPool();
-      if (!pool) return;
-      this.set({ state: 'idle' }, pool.idle);
-      this.set({ state: 'busy' }, pool.open - pool.idle);
+      const now = pool?.read();
+      if (!pool || !now) return;
+      this.set({ role: pool.role, state: 'idle' }, now.idle);
+      this.set({ role: pool.role, state: 'busy' }, now.open - now.idle);
     },
   });
   new Gauge({
     name: 'db_pool_waiting_queries',
-    help: 'Queries waiting for a free database connection',
+    help: 'Queries waiting for a free database connection, by the role of the thread that owns the pool',
+    labelNames: ['role'] as const,
     registers: [registry],
     collect() {
-      const pool = readPool();
-      if (pool) this.set(pool.waiting);
+      const now = pool?.read();
+      if (pool && now) this.set({ role: pool.role }, now.waiting);
     },
   });
   return {
@@ -96,8 +100,8 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
         );
       });
     },
-    observePool(read) {
-      readPool = read;
+    observePool(role, read) {
+      pool = { role, read };
     },
     addSource(source) {
       sources.push(source);
