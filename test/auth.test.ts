@@ -250,6 +250,12 @@ void describe('401 unauthorized on every protected endpoint', () => {
         assert.equal(res.statusCode, 401, `${name}: ${res.body}`);
         assertUnauthorized(res, endpoint.path(anyCtx), true);
       }
+      // Something after the token is still a token sent, and not one that verifies.
+      for (const authorization of [`Bearer ${valid} x`, 'Bearer a b']) {
+        const res = await endpoint.call(svc, anyCtx, { authorization });
+        assert.equal(res.statusCode, 401, `${authorization}: ${res.body}`);
+        assertUnauthorized(res, endpoint.path(anyCtx), true);
+      }
     });
   }
 

@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { isAbsoluteUrlWithHost } from '../ingestion/item-validator.ts';
 
@@ -17,12 +17,62 @@ function createAjv(coerceTypes: boolean): Ajv {
   return ajv;
 }
 
+/** An integer written as text the plain way: decimal digits, perhaps a minus sign. */
+const DECIMAL_INTEGER = /^-?\d+$/;
+
+interface TextValidator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/**
+ * Ajv coerces text to an integer as `Number()` does, so `0x10`, `1e2`, `5.0`, `+5` or ` 5` would
+ * pass as integers. Text for an integer property must be decimal digits; anything else is refused
+ * as not an integer, beside whatever else Ajv finds.
+ */
+function withDecimalIntegers(
+  schema: { properties?: Record<string, { type?: unknown }> },
+  validate: ValidateFunction,
+) {
+  const integers = Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+  if (integers.length === 0) return validate;
+  const checked: TextValidator = (data) => {
+    const values = (data ?? {}) as Record<string, unknown>;
+    const bad = integers.filter(
+      (name) => typeof values[name] === 'string' && !DECIMAL_INTEGER.test(values[name]),
+    );
+    const valid = validate(data);
+    const others = (validate.errors ?? []).filter(
+      (error) => !bad.some((name) => error.instancePath === `/${name}`),
+    );
+    const errors = [
+      ...bad.map((name) => ({
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}/type`,
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      })),
+      ...others,
+    ];
+    checked.errors = errors.length > 0 ? errors : null;
+    return valid && bad.length === 0;
+  };
+  return checked;
+}
+
 /**
  * Compiles route schemas. Bodies are never coerced (`"items": "x"` must not become `["x"]`); query
- * strings and path parameters are, because they arrive as text (`?limit=10`).
+ * strings and path parameters are, because they arrive as text (`?limit=10`), integers only from
+ * decimal digits.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodies = createAjv(false);
   const text = createAjv(true);
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodies : text).compile(schema as object);
+  return ({ schema, httpPart }) =>
+    httpPart === 'body'
+      ? bodies.compile(schema as object)
+      : withDecimalIntegers(schema as object, text.compile(schema as object));
 }

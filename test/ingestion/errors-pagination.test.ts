@@ -110,7 +110,8 @@ void describe('walking the errors of a batch', () => {
     assert.deepEqual(await getPage(token, errorsUrl(batchId)), { data: all, next_cursor: null });
   });
 
-  for (const limit of ['0', '501', 'abc', '1.5', '-1', '']) {
+  // Text Number() would read as an integer is not one either: limit is decimal digits.
+  for (const limit of ['0', '501', 'abc', '1.5', '-1', '', '0x10', '1e2', '5.0', '%2B5', '%205', '5%20']) {
     void test(`limit=${limit} is 400 validation-error on field limit`, async () => {
       const url = errorsUrl(batchId, `?limit=${limit}`);
       const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
@@ -142,6 +143,30 @@ void describe('walking the errors of a batch', () => {
     const garbage = ['not-a-cursor', '%%%', 'e30', Buffer.from('[1,2]').toString('base64url'), ''];
     for (const cursor of garbage) {
       const url = errorsUrl(batchId, `?cursor=${encodeURIComponent(cursor)}`);
+      const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
+        slug: 'validation-error',
+        instance: errorsUrl(batchId),
+        errors: 'any',
+      });
+      assert.deepEqual(
+        fieldCodes(body.errors).map((e) => e.field),
+        ['cursor'],
+        `cursor ${cursor}`,
+      );
+    }
+  });
+
+  void test('limit in decimal digits with a leading zero reads as the number', async () => {
+    const page = await getPage(token, errorsUrl(batchId, '?limit=05'));
+    assert.equal(page.data.length, 5);
+    assert.equal(typeof page.next_cursor, 'string');
+  });
+
+  void test('a real cursor with anything added to it is 400 on field cursor', async () => {
+    const real = (await getPage(token, errorsUrl(batchId, '?limit=1'))).next_cursor!;
+    assert.equal((await getPage(token, errorsUrl(batchId, `?limit=1&cursor=${real}`))).data.length, 1);
+    for (const cursor of [`${real}!!!`, `${real}==`, ` ${real}`, `${real}.`, `${real}A`]) {
+      const url = errorsUrl(batchId, `?limit=1&cursor=${encodeURIComponent(cursor)}`);
       const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
         slug: 'validation-error',
         instance: errorsUrl(batchId),
