@@ -5,6 +5,7 @@ import { principalOf } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { problemResponses } from '../http/schemas.ts';
 import type { IngestionService } from './ingestion.service.ts';
+import type { Admission } from './rate-limiter.ts';
 import {
   BatchErrorPage,
   BatchListQuery,
@@ -22,6 +23,10 @@ declare module 'fastify' {
     /** The body schema the OpenAPI document shows, where it differs from what the route validates. */
     openapiBody?: unknown;
   }
+  interface FastifyRequest {
+    /** A submission's admission against its tenant's limits, made before the body was read. */
+    admission: Admission | null;
+  }
 }
 
 /** Operations 1–3 of the spec, plus the tenant's batch list (CONTRACT §9). Thin: parse, call, reply. */
@@ -34,6 +39,7 @@ export async function ingestionRoutes(
   }: { ingestion: IngestionService; authorize: Authorize; maxBodyBytes: number },
 ): Promise<void> {
   const tags = ['ingestion'];
+  app.decorateRequest('admission', null);
 
   app.post<{ Body: Static<typeof IngestionEnvelope> }>(
     '/products/ingestions',
@@ -44,7 +50,8 @@ export async function ingestionRoutes(
       onRequest: [
         authorize(SCOPES.ingestionsWrite),
         async (request, reply) => {
-          reply.headers(await ingestion.admit(principalOf(request).tenantId));
+          request.admission = await ingestion.admit(principalOf(request).tenantId);
+          reply.headers(request.admission.headers);
         },
       ],
       schema: {
@@ -60,6 +67,8 @@ export async function ingestionRoutes(
       // stored as the bytes that were sent. `request.body` is only the outline: never store that.
       const body = request.rawJson?.bytes;
       if (!body) throw new Error('the JSON body parser kept no bytes for a bodyOutline route');
+      if (!request.admission) throw new Error('a submission reached its handler without an admission');
+      request.admission.admitItems(request.body.items.length);
       const accepted = await ingestion.submit(tenantId, { receivedCount: request.body.items.length, body });
       return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
     },

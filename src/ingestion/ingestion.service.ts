@@ -13,7 +13,7 @@ import {
   toBatchRecord,
   type ItemErrorRow,
 } from './batch.repository.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { Admission, RateLimiter } from './rate-limiter.ts';
 
 /** A page of a cursor-paginated list. */
 export interface Page<T> {
@@ -23,8 +23,11 @@ export interface Page<T> {
 
 /** Submitting batches and reading their progress; knows nothing of HTTP. */
 export interface IngestionService {
-  /** Counts a submission against the tenant's limits; throws 429. Returns the RateLimit headers. */
-  admit(tenantId: string): Promise<Record<string, string>>;
+  /**
+   * Counts a submission against the tenant's limits before its body is read; throws 429. The
+   * admission holds the RateLimit headers and checks the batch's size once it is known.
+   */
+  admit(tenantId: string): Promise<Admission>;
   /**
    * Stores the batch and all its items and enqueues it, in one transaction, so that once this
    * resolves the batch is durable and will be processed. `body` is the request's JSON, as sent.

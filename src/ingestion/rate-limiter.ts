@@ -1,10 +1,21 @@
 import type { Queryable } from '../db/database.ts';
 import { RateLimitedError } from '../http/errors.ts';
 
+/** A submission let in before its body is read: its headers, and the check of its size. */
+export interface Admission {
+  /** The RateLimit-* headers to send with the answer. */
+  headers: Record<string, string>;
+  /**
+   * Throws 429 when `items` more would take the tenant's backlog past its limit. An empty backlog
+   * takes a batch of any size, so a limit below the batch size never locks a tenant out.
+   */
+  admitItems(items: number): void;
+}
+
 /** Per-tenant submission limits, kept in PostgreSQL so every API process shares them. */
 export interface RateLimiter {
-  /** Counts one submission of `tenantId`; throws 429 when over a limit. Returns headers to send. */
-  admit(tenantId: string): Promise<Record<string, string>>;
+  /** Counts one submission of `tenantId`; throws 429 when over a limit already. */
+  admit(tenantId: string): Promise<Admission>;
 }
 
 /** Deletes rate-limit windows that can no longer matter (the worker's sweep calls it). */
@@ -13,6 +24,7 @@ export async function pruneRateLimitWindows(db: Queryable): Promise<void> {
 }
 
 const WINDOW_SECONDS = 60;
+const BACKLOG_RETRY_SECONDS = 5;
 
 /**
  * Fixed one-minute windows: one upsert per submission counts it and returns the window's total;
@@ -51,14 +63,24 @@ export function createRateLimiter(
           { ...headers, 'retry-after': String(reset) },
         );
       }
+      // The backlog drains at the worker's pace; a short wait is the honest hint.
+      const backlogFull = (message: string) =>
+        new RateLimitedError(message, { ...headers, 'retry-after': String(BACKLOG_RETRY_SECONDS) });
       if (pending >= limits.maxPendingItems) {
-        // The backlog drains at the worker's pace; a short wait is the honest hint.
-        throw new RateLimitedError(
+        throw backlogFull(
           `Your tenant has ${pending} items waiting to be processed (limit ${limits.maxPendingItems}); retry shortly.`,
-          { ...headers, 'retry-after': '5' },
         );
       }
-      return headers;
+      return {
+        headers,
+        admitItems(items) {
+          if (pending > 0 && pending + items > limits.maxPendingItems) {
+            throw backlogFull(
+              `Your tenant has ${pending} items waiting to be processed; ${items} more would pass the limit of ${limits.maxPendingItems}. Retry shortly.`,
+            );
+          }
+        },
+      };
     },
   };
 }

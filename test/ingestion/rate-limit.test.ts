@@ -140,6 +140,28 @@ void describe('backlog (MAX_PENDING_ITEMS=5, no worker)', () => {
     const other = await drainless.token(drainless.tenant('other'));
     assert.equal((await post(drainless, other, items(1))).statusCode, 202);
   });
+
+  void test('a batch that would take the backlog past 5 is refused by its size, and stores nothing', async () => {
+    const token = await drainless.token(drainless.tenant('by-size'));
+    assert.equal((await post(drainless, token, items(3))).statusCode, 202);
+    const refused = await post(drainless, token, items(3));
+    assertRateLimited(refused);
+    assert.equal(refused.headers['retry-after'], '5');
+    assert.equal(
+      refused.json<{ detail: string }>().detail,
+      'Your tenant has 3 items waiting to be processed; 3 more would pass the limit of 5. Retry shortly.',
+    );
+    assert.equal((await batchIds(drainless, token)).length, 1);
+    // Up to the limit exactly is let in.
+    assert.equal((await post(drainless, token, items(2))).statusCode, 202);
+    assert.equal((await batchIds(drainless, token)).length, 2);
+  });
+
+  void test('an empty backlog takes a batch larger than the limit, so a tenant is never locked out', async () => {
+    const token = await drainless.token(drainless.tenant('large'));
+    assert.equal((await post(drainless, token, items(8))).statusCode, 202);
+    assertRateLimited(await post(drainless, token, items(1)));
+  });
 });
 
 void describe('limits shared by several processes on one PostgreSQL', () => {
