@@ -110,49 +110,37 @@ void describe('walking the errors of a batch', () => {
     assert.deepEqual(await getPage(token, errorsUrl(batchId)), { data: all, next_cursor: null });
   });
 
+  /** `url` (the errors page with some query) is a 400 validation-error on `field` alone. */
+  async function assertRefusedOn(url: string, field: string, label: string): Promise<void> {
+    const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
+      slug: 'validation-error',
+      instance: errorsUrl(batchId),
+      errors: 'any',
+    });
+    assert.deepEqual(
+      fieldCodes(body.errors).map((e) => e.field),
+      [field],
+      label,
+    );
+  }
+
   // Text Number() would read as an integer is not one either: limit is decimal digits.
   for (const limit of ['0', '501', 'abc', '1.5', '-1', '', '0x10', '1e2', '5.0', '%2B5', '%205', '5%20']) {
     void test(`limit=${limit} is 400 validation-error on field limit`, async () => {
-      const url = errorsUrl(batchId, `?limit=${limit}`);
-      const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
-        slug: 'validation-error',
-        instance: errorsUrl(batchId),
-        errors: 'any',
-      });
-      assert.deepEqual(
-        fieldCodes(body.errors).map((e) => e.field),
-        ['limit'],
-      );
+      await assertRefusedOn(errorsUrl(batchId, `?limit=${limit}`), 'limit', limit);
     });
   }
 
   void test('an unknown query parameter is 400 on a field of its name', async () => {
     for (const name of ['page', 'offset', 'tenant_id']) {
-      const body = assertProblem(
-        await svc.request({ method: 'GET', url: errorsUrl(batchId, `?${name}=1`), token }),
-        { slug: 'validation-error', instance: errorsUrl(batchId), errors: 'any' },
-      );
-      assert.deepEqual(
-        fieldCodes(body.errors).map((e) => e.field),
-        [name],
-      );
+      await assertRefusedOn(errorsUrl(batchId, `?${name}=1`), name, name);
     }
   });
 
   void test('a malformed cursor is 400 on field cursor', async () => {
     const garbage = ['not-a-cursor', '%%%', 'e30', Buffer.from('[1,2]').toString('base64url'), ''];
     for (const cursor of garbage) {
-      const url = errorsUrl(batchId, `?cursor=${encodeURIComponent(cursor)}`);
-      const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
-        slug: 'validation-error',
-        instance: errorsUrl(batchId),
-        errors: 'any',
-      });
-      assert.deepEqual(
-        fieldCodes(body.errors).map((e) => e.field),
-        ['cursor'],
-        `cursor ${cursor}`,
-      );
+      await assertRefusedOn(errorsUrl(batchId, `?cursor=${encodeURIComponent(cursor)}`), 'cursor', cursor);
     }
   });
 
@@ -166,16 +154,10 @@ void describe('walking the errors of a batch', () => {
     const real = (await getPage(token, errorsUrl(batchId, '?limit=1'))).next_cursor!;
     assert.equal((await getPage(token, errorsUrl(batchId, `?limit=1&cursor=${real}`))).data.length, 1);
     for (const cursor of [`${real}!!!`, `${real}==`, ` ${real}`, `${real}.`, `${real}A`]) {
-      const url = errorsUrl(batchId, `?limit=1&cursor=${encodeURIComponent(cursor)}`);
-      const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
-        slug: 'validation-error',
-        instance: errorsUrl(batchId),
-        errors: 'any',
-      });
-      assert.deepEqual(
-        fieldCodes(body.errors).map((e) => e.field),
-        ['cursor'],
-        `cursor ${cursor}`,
+      await assertRefusedOn(
+        errorsUrl(batchId, `?limit=1&cursor=${encodeURIComponent(cursor)}`),
+        'cursor',
+        cursor,
       );
     }
   });
@@ -191,15 +173,10 @@ void describe('walking the errors of a batch', () => {
     const listCursor = (await getPage(token, '/products/ingestions?limit=1')).next_cursor;
     assert.equal(typeof listCursor, 'string');
     for (const cursor of [foreign!, listCursor!]) {
-      const url = errorsUrl(batchId, `?limit=5&cursor=${encodeURIComponent(cursor)}`);
-      const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
-        slug: 'validation-error',
-        instance: errorsUrl(batchId),
-        errors: 'any',
-      });
-      assert.deepEqual(
-        fieldCodes(body.errors).map((e) => e.field),
-        ['cursor'],
+      await assertRefusedOn(
+        errorsUrl(batchId, `?limit=5&cursor=${encodeURIComponent(cursor)}`),
+        'cursor',
+        cursor,
       );
     }
   });

@@ -291,6 +291,49 @@ void describe('recovery paths of the batch processor, on the real database', () 
     return rows[0]!.n === 1;
   }
 
+  /**
+   * A batch never validated, after maxAttempts runs that got nowhere: still `validating` with no
+   * counts, and the next run gives up on it: each item fails as internal_error with its `keys`
+   * (what the stored body names), and nothing is written.
+   */
+  async function assertGivenUpOnAll(
+    tenant: string,
+    token: string,
+    batchId: string,
+    keys: Array<{ external_id: unknown; sku: string | null }>,
+  ) {
+    const n = keys.length;
+    assert.deepEqual(countersOf(await batchStatus(svc, token, batchId)), {
+      status: 'validating',
+      received_count: n,
+      validated_ok: 0,
+      validated_failed: 0,
+      upserted: 0,
+      failed: 0,
+    });
+    const processor = processorOn(svc.service.db, 2, 2);
+    assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
+      status: 'failed',
+      upserted: 0,
+      failed: n,
+    });
+    const final = await batchStatus(svc, token, batchId);
+    assertRecordInvariants(final, n);
+    assert.deepEqual(countersOf(final), {
+      status: 'failed',
+      received_count: n,
+      validated_ok: 0,
+      validated_failed: n,
+      upserted: 0,
+      failed: n,
+    });
+    assert.deepEqual(
+      errorShapes(await svc.allErrors(token, batchId)),
+      keys.map((key, index) => ({ index, ...key, errors: [{ field: '', code: 'internal_error' }] })),
+    );
+    assert.deepEqual(await allProducts(svc, token), []);
+  }
+
   /** The runs counted since the batch last made progress (the worker's column, not in the status record). */
   async function runsCounted(tenantId: string, batchId: string): Promise<number | undefined> {
     return (await findBatch(svc.service.db, tenantId, batchId))?.attempts;
@@ -577,41 +620,9 @@ void describe('recovery paths of the batch processor, on the real database', () 
       });
       assert.equal(await runsCounted(tenant, batchId), run);
     }
-    assert.deepEqual(countersOf(await batchStatus(svc, token, batchId)), {
-      status: 'validating',
-      received_count: 3,
-      validated_ok: 0,
-      validated_failed: 0,
-      upserted: 0,
-      failed: 0,
-    });
-
-    // The run after maxAttempts gives up: every item fails, without the keys the body would have named.
-    assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
-      status: 'failed',
-      upserted: 0,
-      failed: 3,
-    });
-    const final = await batchStatus(svc, token, batchId);
-    assertRecordInvariants(final, 3);
-    assert.deepEqual(countersOf(final), {
-      status: 'failed',
-      received_count: 3,
-      validated_ok: 0,
-      validated_failed: 3,
-      upserted: 0,
-      failed: 3,
-    });
-    assert.deepEqual(
-      errorShapes(await svc.allErrors(token, batchId)),
-      [0, 1, 2].map((index) => ({
-        index,
-        external_id: null,
-        sku: null,
-        errors: [{ field: '', code: 'internal_error' }],
-      })),
-    );
-    assert.deepEqual(await allProducts(svc, token), []);
+    // Without the body, the items fail without the keys it would have named.
+    const noKeys = { external_id: null, sku: null };
+    await assertGivenUpOnAll(tenant, token, batchId, [noKeys, noKeys, noKeys]);
   });
 
   void test('runs that die with their process count: the run after maxAttempts of them fails every item', async () => {
@@ -625,47 +636,15 @@ void describe('recovery paths of the batch processor, on the real database', () 
       await assert.rejects(dying.processBatch(tenant, batchId, new AbortController().signal), /Connection/);
       assert.equal(await runsCounted(tenant, batchId), run);
     }
-    assert.deepEqual(countersOf(await batchStatus(svc, token, batchId)), {
-      status: 'validating',
-      received_count: 3,
-      validated_ok: 0,
-      validated_failed: 0,
-      upserted: 0,
-      failed: 0,
+    const keysOf = (item: unknown) => ({
+      external_id: (item as Record<string, unknown>).external_id,
+      sku: skuOf(item as Record<string, unknown>),
     });
-
-    const processor = processorOn(svc.service.db, 2, 2);
-    assert.deepEqual(await processor.processBatch(tenant, batchId, new AbortController().signal), {
-      status: 'failed',
-      upserted: 0,
-      failed: 3,
-    });
-    const final = await batchStatus(svc, token, batchId);
-    assertRecordInvariants(final, 3);
-    assert.deepEqual(countersOf(final), {
-      status: 'failed',
-      received_count: 3,
-      validated_ok: 0,
-      validated_failed: 3,
-      upserted: 0,
-      failed: 3,
-    });
-    assert.deepEqual(errorShapes(await svc.allErrors(token, batchId)), [
-      {
-        index: 0,
-        external_id: (items[0] as Record<string, unknown>).external_id,
-        sku: skuOf(items[0] as Record<string, unknown>),
-        errors: [{ field: '', code: 'internal_error' }],
-      },
-      { index: 1, external_id: null, sku: null, errors: [{ field: '', code: 'internal_error' }] },
-      {
-        index: 2,
-        external_id: (items[2] as Record<string, unknown>).external_id,
-        sku: skuOf(items[2] as Record<string, unknown>),
-        errors: [{ field: '', code: 'internal_error' }],
-      },
+    await assertGivenUpOnAll(tenant, token, batchId, [
+      keysOf(items[0]),
+      { external_id: null, sku: null },
+      keysOf(items[2]),
     ]);
-    assert.deepEqual(await allProducts(svc, token), []);
   });
 
   void test('runs that each make progress before they die never add up: the batch finishes', async () => {
