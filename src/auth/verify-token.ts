@@ -105,12 +105,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
   };
 
   return async (authorization, scope) => {
-    const match = authorization === undefined ? null : /^bearer\s+(\S.*?)\s*$/i.exec(authorization);
+    // Linear on any header: no part of the pattern can match the same text two ways.
+    const match = authorization === undefined ? null : /^bearer\s+(\S+)\s*(.*)$/i.exec(authorization);
     if (!match?.[1]) {
       throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <JWT>).', false);
     }
-    // A token was sent, so whatever it is, it is an invalid_token if it does not verify.
-    if (/\s/.test(match[1])) throw new UnauthorizedError('The bearer token is malformed.', true);
+    // Something after the token: a token was sent, and it is not one that verifies.
+    if (match[2]) throw new UnauthorizedError('The bearer token is malformed.', true);
     const payload = await verify(match[1]);
     const tenant = payload[options.tenantClaim];
     if (typeof tenant !== 'string' || tenant.length === 0) {

@@ -67,9 +67,13 @@ export async function ingestionRoutes(
       // stored as the bytes that were sent. `request.body` is only the outline: never store that.
       const body = request.rawJson?.bytes;
       if (!body) throw new Error('the JSON body parser kept no bytes for a bodyOutline route');
-      if (!request.admission) throw new Error('a submission reached its handler without an admission');
-      request.admission.admitItems(request.body.items.length);
-      const accepted = await ingestion.submit(tenantId, { receivedCount: request.body.items.length, body });
+      const { admission } = request;
+      if (!admission) throw new Error('a submission reached its handler without an admission');
+      const accepted = await ingestion.submit(tenantId, {
+        receivedCount: request.body.items.length,
+        body,
+        admission,
+      });
       return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
     },
   );

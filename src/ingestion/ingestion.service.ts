@@ -25,16 +25,17 @@ export interface Page<T> {
 export interface IngestionService {
   /**
    * Counts a submission against the tenant's limits before its body is read; throws 429. The
-   * admission holds the RateLimit headers and checks the batch's size once it is known.
+   * admission holds the RateLimit headers, and `submit` checks the batch's size with it.
    */
   admit(tenantId: string): Promise<Admission>;
   /**
    * Stores the batch and all its items and enqueues it, in one transaction, so that once this
    * resolves the batch is durable and will be processed. `body` is the request's JSON, as sent.
+   * Throws 429, storing nothing, when the batch would take the backlog past `admission`'s limit.
    */
   submit(
     tenantId: string,
-    batch: { receivedCount: number; body: Uint8Array },
+    batch: { receivedCount: number; body: Uint8Array; admission: Admission },
   ): Promise<{ batch_id: string; received_count: number }>;
   getStatus(tenantId: string, batchId: string): Promise<BatchRecord>;
   listErrors(
@@ -69,9 +70,10 @@ export function createIngestionService(deps: {
   return {
     admit: (tenantId) => deps.rateLimiter.admit(tenantId),
 
-    async submit(tenantId, { receivedCount, body }) {
+    async submit(tenantId, { receivedCount, body, admission }) {
       const batchId = uuidv7();
       await db.transaction(async (tx) => {
+        await admission.reserve(tx, receivedCount);
         await insertBatch(tx, { tenantId, batchId, receivedCount });
         await insertBatchItems(tx, { tenantId, batchId, body });
         await queue.send({ tenantId, batchId }, { tx });

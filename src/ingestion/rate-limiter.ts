@@ -6,10 +6,12 @@ export interface Admission {
   /** The RateLimit-* headers to send with the answer. */
   headers: Record<string, string>;
   /**
-   * Throws 429 when `items` more would take the tenant's backlog past its limit. An empty backlog
-   * takes a batch of any size, so a limit below the batch size never locks a tenant out.
+   * In the transaction that stores the batch, before it writes: waits for the tenant's other
+   * submissions to commit, counts the backlog again and throws 429 when `items` more would take a
+   * non-empty backlog past the limit (an empty backlog takes a batch of any size, so a limit below
+   * the batch size never locks a tenant out). Concurrent submissions cannot pass it together.
    */
-  admitItems(items: number): void;
+  reserve(tx: Queryable, items: number): Promise<void>;
 }
 
 /** Per-tenant submission limits, kept in PostgreSQL so every API process shares them. */
@@ -24,6 +26,10 @@ export async function pruneRateLimitWindows(db: Queryable): Promise<void> {
 }
 
 const WINDOW_SECONDS = 60;
+
+/** The tenant `$1`'s backlog: items of its unfinished batches not settled yet. */
+const PENDING_ITEMS = `(SELECT COALESCE(sum(received_count - upserted - failed), 0)::int FROM batches
+   WHERE tenant_id = $1 AND status IN ('accepted', 'validating', 'processing'))`;
 const BACKLOG_RETRY_SECONDS = 5;
 
 /**
@@ -46,8 +52,7 @@ export function createRateLimiter(
          )
          SELECT w.hits,
                 GREATEST(1, ceil(extract(epoch FROM w.window_start + interval '${WINDOW_SECONDS} seconds' - now())))::int AS reset,
-                (SELECT COALESCE(sum(received_count - upserted - failed), 0)::int FROM batches
-                 WHERE tenant_id = $1 AND status IN ('accepted', 'validating', 'processing')) AS pending
+                ${PENDING_ITEMS} AS pending
          FROM w`,
         [tenantId],
       );
@@ -73,10 +78,13 @@ export function createRateLimiter(
       }
       return {
         headers,
-        admitItems(items) {
-          if (pending > 0 && pending + items > limits.maxPendingItems) {
+        async reserve(tx, items) {
+          await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('backlog:' || $1, 0))`, [tenantId]);
+          const [row] = await tx.query<{ pending: number }>(`SELECT ${PENDING_ITEMS} AS pending`, [tenantId]);
+          const now = row?.pending ?? 0;
+          if (now > 0 && now + items > limits.maxPendingItems) {
             throw backlogFull(
-              `Your tenant has ${pending} items waiting to be processed; ${items} more would pass the limit of ${limits.maxPendingItems}. Retry shortly.`,
+              `Your tenant has ${now} items waiting to be processed; ${items} more would pass the limit of ${limits.maxPendingItems}. Retry shortly.`,
             );
           }
         },

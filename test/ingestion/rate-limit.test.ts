@@ -157,6 +157,31 @@ void describe('backlog (MAX_PENDING_ITEMS=5, no worker)', () => {
     assert.equal((await batchIds(drainless, token)).length, 2);
   });
 
+  void test('four simultaneous 3-item batches onto a backlog of 1: exactly one is let in', async () => {
+    const token = await drainless.token(drainless.tenant('by-size-burst'));
+    assert.equal((await post(drainless, token, items(1))).statusCode, 202);
+    const responses = await Promise.all(Array.from({ length: 4 }, () => post(drainless, token, items(3))));
+    assert.deepEqual(responses.map((res) => res.statusCode).sort(), [202, 429, 429, 429]);
+    for (const res of responses.filter((r) => r.statusCode === 429)) assertRateLimited(res);
+    assert.equal((await batchIds(drainless, token)).length, 2);
+  });
+
+  void test('a bad envelope is 400 unless the backlog is already full, which is judged before the body', async () => {
+    const token = await drainless.token(drainless.tenant('order'));
+    const postBad = () =>
+      drainless.request({
+        method: 'POST',
+        url: '/products/ingestions',
+        token,
+        json: { items: 'not a list' },
+      });
+    assert.equal((await post(drainless, token, items(3))).statusCode, 202);
+    assert.equal((await postBad()).statusCode, 400);
+    assert.equal((await post(drainless, token, items(2))).statusCode, 202);
+    assertRateLimited(await postBad());
+    assert.equal((await batchIds(drainless, token)).length, 2);
+  });
+
   void test('an empty backlog takes a batch larger than the limit, so a tenant is never locked out', async () => {
     const token = await drainless.token(drainless.tenant('large'));
     assert.equal((await post(drainless, token, items(8))).statusCode, 202);
