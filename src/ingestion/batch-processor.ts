@@ -177,7 +177,6 @@ export function createBatchProcessor(deps: {
         fromIndex: from,
         toIndex: to,
         ...step,
-        finalStatus: null,
       });
       if (!fence) return null;
       await upsertProducts(tx, tenantId, merged.products);
@@ -222,7 +221,6 @@ export function createBatchProcessor(deps: {
             toIndex: i + 1,
             upserted: 0,
             failed: 1,
-            finalStatus: null,
           });
           if (!fence) return null;
           await insertItemFailures(tx, key, [internalError(i, single[0]?.item)]);

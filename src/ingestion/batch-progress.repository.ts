@@ -118,26 +118,14 @@ export async function advanceBatch(
     toIndex: number;
     upserted: number;
     failed: number;
-    /** Extra validated_failed, for items failed without validation (a batch given up on). */
-    validatedFailed?: number;
-    finalStatus: BatchStatus | null;
   },
 ): Promise<{ upserted: number; failed: number } | null> {
+  // It never ends a batch: finishBatch and giveUpBatch do, and drop its body as they do.
   const rows = await tx.query<{ upserted: number; failed: number }>(
-    `UPDATE batches SET next_index = $4, upserted = upserted + $5, failed = failed + $6,
-            validated_failed = validated_failed + $8, status = COALESCE($7, status), attempts = 0, ${TOUCH}
+    `UPDATE batches SET next_index = $4, upserted = upserted + $5, failed = failed + $6, attempts = 0, ${TOUCH}
      WHERE tenant_id = $1 AND id = $2 AND next_index = $3 AND status = 'processing'
      RETURNING upserted, failed`,
-    [
-      step.tenantId,
-      step.batchId,
-      step.fromIndex,
-      step.toIndex,
-      step.upserted,
-      step.failed,
-      step.finalStatus,
-      step.validatedFailed ?? 0,
-    ],
+    [step.tenantId, step.batchId, step.fromIndex, step.toIndex, step.upserted, step.failed],
   );
   return rows[0] ?? null;
 }

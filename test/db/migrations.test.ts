@@ -2,6 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
+import { storeBatch } from '../helpers/stored-batch.ts';
+import { readMigrations } from '../../src/db/migrate.ts';
 
 /** What the migrations leave behind that a client cannot see: how batch bodies are stored. */
 
@@ -17,9 +19,9 @@ void describe('migration 003: batch bodies', () => {
   void test('are lz4-compressed on a server and stored uncompressed on PGlite, and read back as sent', async () => {
     const { db } = svc.service;
     const tenant = svc.tenant('storage');
-    const token = await svc.token(tenant);
     const items = Array.from({ length: 40 }, () => product());
-    const batchId = await svc.submit(token, items);
+    // Stored with no job, so that no worker ends the batch (and drops its body) under the test.
+    const batchId = await storeBatch(db, tenant, items);
 
     const [column] = await db.query<{ storage: string; compression: string }>(
       `SELECT attstorage AS storage, attcompression::text AS compression
@@ -38,5 +40,30 @@ void describe('migration 003: batch bodies', () => {
       assert.equal(stored?.compression, null);
     }
     assert.deepEqual(JSON.parse(stored?.body ?? 'null'), { items });
+  });
+});
+
+void describe('migration 004: bodies of ended batches', () => {
+  void test('are deleted, and the bodies of batches still to run are kept', async () => {
+    const { db } = svc.service;
+    const tenant = svc.tenant('ended-bodies');
+    const ids: Record<string, string> = {};
+    for (const status of ['accepted', 'processing', 'completed', 'completed_with_errors', 'failed']) {
+      ids[status] = await storeBatch(db, tenant, [product()]);
+      await db.query('UPDATE batches SET status = $3 WHERE tenant_id = $1 AND id = $2', [
+        tenant,
+        ids[status],
+        status,
+      ]);
+    }
+    const migration = (await readMigrations()).find((m) => m.version === 4)!;
+    assert.equal(migration.name, 'drop_ended_bodies');
+    await db.exec(migration.sql);
+
+    const kept = await db.query<{ batch_id: string }>(
+      'SELECT batch_id::text FROM batch_payloads WHERE tenant_id = $1',
+      [tenant],
+    );
+    assert.deepEqual(kept.map((row) => row.batch_id).sort(), [ids.accepted, ids.processing].sort());
   });
 });

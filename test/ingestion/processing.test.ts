@@ -292,8 +292,8 @@ void describe('recovery paths of the batch processor, on the real database', () 
   }
 
   /**
-   * A batch never validated, after maxAttempts runs that got nowhere: still `validating` with no
-   * counts, and the next run gives up on it: each item fails as internal_error with its `keys`
+   * A batch never validated, after two runs that got nowhere: still `validating` with no counts,
+   * and the next run of a processor with maxAttempts 2 gives up on it: each item fails as internal_error with its `keys`
    * (what the stored body names), and nothing is written.
    */
   async function assertGivenUpOnAll(
