@@ -25,6 +25,15 @@ interface TextValidator {
   errors?: ErrorObject[] | null;
 }
 
+/** How many (sub)schemas anywhere in `schema` allow an integer. */
+function integerSchemasIn(schema: unknown): number {
+  if (Array.isArray(schema)) return schema.reduce((n: number, s) => n + integerSchemasIn(s), 0);
+  if (typeof schema !== 'object' || schema === null) return 0;
+  const { type } = schema as { type?: unknown };
+  const own = type === 'integer' || (Array.isArray(type) && type.includes('integer')) ? 1 : 0;
+  return own + Object.values(schema).reduce((n: number, value) => n + integerSchemasIn(value), 0);
+}
+
 /**
  * Ajv coerces text to an integer as `Number()` does, so `0x10`, `1e2`, `5.0`, `+5` or ` 5` would
  * pass as integers. Text for an integer property must be decimal digits; anything else is refused
@@ -37,6 +46,10 @@ function withDecimalIntegers(
   const integers = Object.entries(schema.properties ?? {})
     .filter(([, property]) => property.type === 'integer')
     .map(([name]) => name);
+  // The check reads top-level text only: refuse, when the routes are built, a schema with an
+  // integer anywhere else (nested, in a union, beside null), which Ajv alone would coerce.
+  if (integerSchemasIn(schema) !== integers.length)
+    throw new Error('query and path integers must be top-level properties of type "integer"');
   if (integers.length === 0) return validate;
   const checked: TextValidator = (data) => {
     const values = (data ?? {}) as Record<string, unknown>;

@@ -110,24 +110,35 @@ void describe('walking the errors of a batch', () => {
     assert.deepEqual(await getPage(token, errorsUrl(batchId)), { data: all, next_cursor: null });
   });
 
-  /** `url` (the errors page with some query) is a 400 validation-error on `field` alone. */
-  async function assertRefusedOn(url: string, field: string, label: string): Promise<void> {
+  /** `url` (the errors page with some query) is a 400 validation-error on `field` alone (with `code`). */
+  async function assertRefusedOn(url: string, field: string, label: string, code?: string): Promise<void> {
     const body = assertProblem(await svc.request({ method: 'GET', url, token }), {
       slug: 'validation-error',
       instance: errorsUrl(batchId),
       errors: 'any',
     });
+    const errors = fieldCodes(body.errors);
     assert.deepEqual(
-      fieldCodes(body.errors).map((e) => e.field),
+      errors.map((e) => e.field),
       [field],
       label,
     );
+    if (code) assert.equal(errors[0]!.code, code, label);
   }
 
   // Text Number() would read as an integer is not one either: limit is decimal digits.
-  for (const limit of ['0', '501', 'abc', '1.5', '-1', '', '0x10', '1e2', '5.0', '%2B5', '%205', '5%20']) {
-    void test(`limit=${limit} is 400 validation-error on field limit`, async () => {
-      await assertRefusedOn(errorsUrl(batchId, `?limit=${limit}`), 'limit', limit);
+  const badLimits: Array<[string, string]> = [
+    ['0', 'out_of_range'],
+    ['501', 'out_of_range'],
+    ['-1', 'out_of_range'],
+    ...['abc', '1.5', '', '0x10', '1e2', '5.0', '%2B5', '%205', '5%20'].map((t): [string, string] => [
+      t,
+      'invalid_type',
+    ]),
+  ];
+  for (const [limit, code] of badLimits) {
+    void test(`limit=${limit} is 400 validation-error, ${code} on field limit`, async () => {
+      await assertRefusedOn(errorsUrl(batchId, `?limit=${limit}`), 'limit', limit, code);
     });
   }
 
