@@ -43,9 +43,12 @@ export function createBatchWorker(deps: {
   log: Logger;
   concurrency: number;
   drainBudgetMs?: number;
+  /** How often to look for batches that lost their worker (tests shorten it). */
+  sweepIntervalMs?: number;
 }): BatchWorker {
   const { db, queue, processor, metrics, log } = deps;
   const budget = deps.drainBudgetMs ?? DRAIN_BUDGET_MS;
+  const sweepIntervalMs = deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
   const shutdown = new AbortController();
   const prepareAhead = db.kind === 'server';
   let sweeper: NodeJS.Timeout | undefined;
@@ -159,7 +162,7 @@ export function createBatchWorker(deps: {
       await sweep(0);
       sweeper = setInterval(() => {
         sweep(STALE_AFTER_SECONDS).catch((error: unknown) => log.warn({ err: error }, 'sweep failed'));
-      }, SWEEP_INTERVAL_MS);
+      }, sweepIntervalMs);
       sweeper.unref();
     },
     async stop(timeoutMs) {
