@@ -50,8 +50,9 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
  * connections are opened before this resolves (or it throws) and never closed for being idle; the
  * rest of the `max` close after `idleMs`. A burst of requests then finds its connections ready:
  * starting a backend costs the server ≈ 12 ms, and a burst of 50 status polls opening ten of them
- * while the worker ran raised the p99 by tens of milliseconds (docs/performance.md). A kept
- * connection that is lost (the server restarted) is not replaced until a query needs it.
+ * while the worker ran raised the p99 by tens of milliseconds (docs/performance.md). Kept
+ * connections that are lost (the server restarted, a backend was terminated) are opened again in the
+ * background, retrying every 0.1–5 s while the server is away.
  */
 export async function openServerDatabase(
   url: string,
@@ -91,15 +92,13 @@ export async function openServerDatabase(
     },
   });
 
-  const opening = await Promise.allSettled(
-    Array.from({ length: Math.min(keepOpen, max) }, () => pool.connect()),
-  );
-  for (const result of opening) if (result.status === 'fulfilled') result.value.release();
-  const refused = opening.find((result) => result.status === 'rejected');
+  const kept = Math.min(keepOpen, max);
+  const refused = await fillPool(pool, kept);
   if (refused) {
     await pool.end().catch(() => undefined);
-    throw refused.reason;
+    throw refused;
   }
+  const refill = keepFilled(pool, kept);
 
   return {
     kind: 'server',
@@ -151,7 +150,48 @@ export async function openServerDatabase(
       });
     },
     async close() {
+      refill.stop();
       await pool.end();
+    },
+  };
+}
+
+/**
+ * Makes sure the pool holds at least `count` connections, by taking that many at once (idle ones
+ * first, new ones for the rest) and handing them straight back. Returns the first error, if any.
+ */
+async function fillPool(pool: pg.Pool, count: number): Promise<Error | undefined> {
+  const opening = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
+  for (const result of opening) if (result.status === 'fulfilled') result.value.release();
+  const refused = opening.find((result) => result.status === 'rejected');
+  if (!refused) return undefined;
+  return refused.reason instanceof Error ? refused.reason : new Error(String(refused.reason));
+}
+
+/** Refills the pool to `kept` connections whenever it loses one, backing off while that fails. */
+function keepFilled(pool: pg.Pool, kept: number): { stop(): void } {
+  const FIRST_DELAY_MS = 100;
+  const LONGEST_DELAY_MS = 5_000;
+  let delay = FIRST_DELAY_MS;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = () => {
+    if (stopped || timer || pool.totalCount >= kept) return;
+    timer = setTimeout(() => {
+      void fillPool(pool, kept).then((error) => {
+        timer = undefined;
+        delay = error === undefined ? FIRST_DELAY_MS : Math.min(delay * 2, LONGEST_DELAY_MS);
+        schedule();
+      });
+    }, delay);
+    // The refill never keeps a process alive on its own.
+    timer.unref();
+  };
+  if (kept > 0) pool.on('remove', schedule);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
     },
   };
 }

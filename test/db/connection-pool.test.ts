@@ -42,6 +42,46 @@ void describe('the server connection pool', { skip }, () => {
     }
   });
 
+  test('opens the kept connections again when their backends are gone', async () => {
+    const db = await openServerDatabase(serverUrl!, { max: 3, keepOpen: 3 });
+    const admin = await openServerDatabase(serverUrl!, { max: 1 });
+    // Three at once on a pool of three: the pids of the kept connections.
+    const pidsOf = () =>
+      Promise.all(
+        Array.from({ length: 3 }, async () => {
+          const rows = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)');
+          return rows[0]!.pid;
+        }),
+      );
+    try {
+      const before = await pidsOf();
+      assert.equal(new Set(before).size, 3);
+      const killed = await admin.query<{ done: boolean }>(
+        'SELECT pg_terminate_backend(pid) AS done FROM unnest($1::int[]) AS t(pid)',
+        [before],
+      );
+      assert.deepEqual(
+        killed.map((row) => row.done),
+        [true, true, true],
+      );
+
+      // No query is needed: the pool notices the losses at once (each backend says so as it ends)
+      // and opens three new ones by itself; a pool that did not would hold none by now.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const kept = { open: 3, idle: 3, waiting: 0 };
+      assert.deepEqual(await eventually(() => db.connections?.(), kept, 5_000), kept);
+      const after = await pidsOf();
+      assert.equal(new Set(after).size, 3);
+      assert.deepEqual(
+        after.filter((pid) => before.includes(pid)),
+        [],
+      );
+    } finally {
+      await db.close();
+      await admin.close();
+    }
+  });
+
   test('opens nothing before the first query when it keeps nothing', async () => {
     const db = await openServerDatabase(serverUrl!, { max: 5 });
     try {
