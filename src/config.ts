@@ -33,6 +33,11 @@ export interface Config {
     /** Items written per transaction. */
     chunkSize: number;
     /**
+     * How often an idle worker asks the queue for a job. A submission wakes the workers of its own
+     * process at once; a worker elsewhere (ROLE=worker) finds it by asking, so this is its delay.
+     */
+    pollMs: number;
+    /**
      * With ROLE=all on a PostgreSQL server, the worker runs in a thread of its own, so batch
      * processing never holds up the API's event loop. The embedded database lives in one thread,
      * so there the worker shares the API's.
@@ -130,6 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     worker: {
       concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
       chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 1000, 1),
+      // pg-boss polls no more often than every 500 ms.
+      pollMs: integer(env, 'WORKER_POLL_MS', 500, 500, 3_600_000),
       thread: workerThread(env, serviceRole),
     },
     analysis: {

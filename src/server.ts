@@ -87,7 +87,10 @@ export async function startService(
   try {
     const schema = config.databaseUrl ? config.databaseSchema : undefined;
     await migrate(db, schema);
-    queue = await startJobQueue(db, { schema: schema ? `${schema}_jobs` : 'pgboss' });
+    queue = await startJobQueue(db, {
+      schema: schema ? `${schema}_jobs` : 'pgboss',
+      pollingIntervalSeconds: config.worker.pollMs / 1000,
+    });
     const started = queue;
 
     if (keys) {
