@@ -6,7 +6,7 @@ import { benchIngestion, type IngestionBenchResult, type RunFigures } from './in
 
 /**
  * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|analysis] [-- --no-analyzer]
- *  [-- --repeats N] [-- --service-node-args "--max-semi-space-size=8"]`:
+ *  [-- --repeats N] [-- --service-node-args="--max-semi-space-size=8 --cpu-prof"] (with "=": the value starts with a dash)`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
  * then the analyzer's latency and throughput (bench/analysis.ts). DATABASE_URL (or --database-url)
  * picks the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
