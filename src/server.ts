@@ -75,6 +75,8 @@ export async function startService(
     // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a
     // burst uses at start and keeps them; a worker opens its own as it needs them.
     keepOpen: config.role === 'worker' ? 0 : Math.min(poolSize, API_KEPT_CONNECTIONS),
+    onRefillError: (error) =>
+      log.warn({ err: error }, 'cannot reopen the kept database connections; retrying every few seconds'),
   });
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;

@@ -61,7 +61,15 @@ export async function openServerDatabase(
     keepOpen = 0,
     idleMs = 10_000,
     schema,
-  }: { max?: number; keepOpen?: number; idleMs?: number; schema?: string | undefined } = {},
+    onRefillError = () => undefined,
+  }: {
+    max?: number;
+    keepOpen?: number;
+    idleMs?: number;
+    schema?: string | undefined;
+    /** Told the first error of each outage that keeps the kept connections from reopening. */
+    onRefillError?: (error: Error) => void;
+  } = {},
 ): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -98,7 +106,7 @@ export async function openServerDatabase(
     await pool.end().catch(() => undefined);
     throw refused;
   }
-  const refill = keepFilled(pool, kept);
+  const refill = keepFilled(pool, kept, onRefillError);
 
   return {
     kind: 'server',
@@ -157,30 +165,62 @@ export async function openServerDatabase(
 }
 
 /**
- * Makes sure the pool holds at least `count` connections, by taking that many at once (idle ones
- * first, new ones for the rest) and handing them straight back. Returns the first error, if any.
+ * Opens `count` connections on a pool that holds none yet, and hands them straight back. Returns the
+ * first error, if any.
  */
 async function fillPool(pool: pg.Pool, count: number): Promise<Error | undefined> {
   const opening = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
   for (const result of opening) if (result.status === 'fulfilled') result.value.release();
-  const refused = opening.find((result) => result.status === 'rejected');
+  return firstError(opening);
+}
+
+function firstError(results: PromiseSettledResult<unknown>[]): Error | undefined {
+  const refused = results.find((result) => result.status === 'rejected');
   if (!refused) return undefined;
   return refused.reason instanceof Error ? refused.reason : new Error(String(refused.reason));
 }
 
-/** Refills the pool to `kept` connections whenever it loses one, backing off while that fails. */
-function keepFilled(pool: pg.Pool, kept: number): { stop(): void } {
+/**
+ * Opens the connections a pool in use lacks to hold `kept` again, without ever waiting on a busy one
+ * while holding another (a lock holder waiting for a second connection would then wait on us). The
+ * pool hands out idle connections before it opens new ones, so it asks, in one go, for every idle
+ * connection plus the missing ones, and hands each back the moment it has it. While queries wait for
+ * a connection it does nothing: they are opening what they need. Says whether the pool was busy.
+ */
+async function topUpPool(pool: pg.Pool, kept: number): Promise<Error | 'busy' | undefined> {
+  const missing = kept - pool.totalCount;
+  if (missing <= 0) return undefined;
+  if (pool.waitingCount > 0) return 'busy';
+  const asks = Array.from({ length: pool.idleCount + missing }, () =>
+    pool.connect().then((client) => client.release()),
+  );
+  return firstError(await Promise.allSettled(asks));
+}
+
+/**
+ * Refills the pool to `kept` connections whenever it loses one, backing off while that fails and
+ * calling `onError` with the first failure of each outage.
+ */
+function keepFilled(pool: pg.Pool, kept: number, onError: (error: Error) => void): { stop(): void } {
   const FIRST_DELAY_MS = 100;
   const LONGEST_DELAY_MS = 5_000;
   let delay = FIRST_DELAY_MS;
+  let failing = false;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const schedule = () => {
     if (stopped || timer || pool.totalCount >= kept) return;
     timer = setTimeout(() => {
-      void fillPool(pool, kept).then((error) => {
+      void topUpPool(pool, kept).then((outcome) => {
         timer = undefined;
-        delay = error === undefined ? FIRST_DELAY_MS : Math.min(delay * 2, LONGEST_DELAY_MS);
+        if (outcome instanceof Error) {
+          if (!failing && !stopped) onError(outcome);
+          failing = true;
+          delay = Math.min(delay * 2, LONGEST_DELAY_MS);
+        } else {
+          failing = false;
+          delay = FIRST_DELAY_MS;
+        }
         schedule();
       });
     }, delay);
@@ -289,12 +329,15 @@ export async function openDatabase(options: {
   poolSize?: number;
   /** On a server: connections opened at once and kept open (see {@link openServerDatabase}). */
   keepOpen?: number;
+  /** On a server: told when kept connections that were lost cannot be opened again. */
+  onRefillError?: (error: Error) => void;
   template?: Blob;
 }): Promise<Database> {
   if (options.databaseUrl) {
     return openServerDatabase(options.databaseUrl, {
       max: options.poolSize,
       keepOpen: options.keepOpen,
+      onRefillError: options.onRefillError,
       schema: options.databaseSchema,
     });
   }

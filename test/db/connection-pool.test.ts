@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { openServerDatabase } from '../../src/db/database.ts';
+import { openServerDatabase, type Database } from '../../src/db/database.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -16,6 +18,53 @@ async function eventually<T>(read: () => T, expected: T, ms: number): Promise<T>
     value = read();
   }
   return value;
+}
+
+/**
+ * The server URL with an application name of its own, so the test can find its pool's backends in
+ * `pg_stat_activity` (and terminate them) without touching other test files' connections.
+ */
+function ownUrl(): { url: string; name: string } {
+  const name = `pool-test-${randomBytes(6).toString('hex')}`;
+  const url = new URL(serverUrl!);
+  url.searchParams.set('application_name', name);
+  return { url: url.toString(), name };
+}
+
+/** The pids of the server's backends named `name`, in order. */
+async function backendsOf(admin: Database, name: string): Promise<number[]> {
+  const rows = await admin.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid',
+    [name],
+  );
+  return rows.map((row) => row.pid);
+}
+
+/** Polls the server until `name` has `count` backends and none of `gone`; returns them. */
+async function backendsReplaced(
+  admin: Database,
+  name: string,
+  count: number,
+  gone: number[],
+): Promise<number[]> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const pids = await backendsOf(admin, name);
+    const replaced = pids.length === count && !pids.some((pid) => gone.includes(pid));
+    if (replaced || Date.now() >= deadline) return pids;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function terminate(admin: Database, pids: number[]): Promise<void> {
+  const killed = await admin.query<{ done: boolean }>(
+    'SELECT pg_terminate_backend(pid) AS done FROM unnest($1::int[]) AS t(pid)',
+    [pids],
+  );
+  assert.deepEqual(
+    killed.map((row) => row.done),
+    pids.map(() => true),
+  );
 }
 
 void describe('the server connection pool', { skip }, () => {
@@ -43,42 +92,142 @@ void describe('the server connection pool', { skip }, () => {
   });
 
   test('opens the kept connections again when their backends are gone', async () => {
-    const db = await openServerDatabase(serverUrl!, { max: 3, keepOpen: 3 });
+    const { url, name } = ownUrl();
+    const db = await openServerDatabase(url, { max: 3, keepOpen: 3 });
     const admin = await openServerDatabase(serverUrl!, { max: 1 });
-    // Three at once on a pool of three: the pids of the kept connections.
-    const pidsOf = () =>
-      Promise.all(
+    try {
+      const before = await backendsOf(admin, name);
+      assert.equal(before.length, 3);
+      await terminate(admin, before);
+
+      // No query is needed: the pool notices the losses (each backend says so as it ends) and opens
+      // three new ones by itself; a pool that did not would have no backends left on the server.
+      const after = await backendsReplaced(admin, name, 3, before);
+      assert.equal(after.length, 3);
+      assert.deepEqual(
+        after.filter((pid) => before.includes(pid)),
+        [],
+      );
+      const kept = { open: 3, idle: 3, waiting: 0 };
+      assert.deepEqual(await eventually(() => db.connections?.(), kept, 5_000), kept);
+      const served = await Promise.all(
         Array.from({ length: 3 }, async () => {
           const rows = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)');
           return rows[0]!.pid;
         }),
       );
-    try {
-      const before = await pidsOf();
-      assert.equal(new Set(before).size, 3);
-      const killed = await admin.query<{ done: boolean }>(
-        'SELECT pg_terminate_backend(pid) AS done FROM unnest($1::int[]) AS t(pid)',
-        [before],
-      );
       assert.deepEqual(
-        killed.map((row) => row.done),
-        [true, true, true],
-      );
-
-      // No query is needed: the pool notices the losses at once (each backend says so as it ends)
-      // and opens three new ones by itself; a pool that did not would hold none by now.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const kept = { open: 3, idle: 3, waiting: 0 };
-      assert.deepEqual(await eventually(() => db.connections?.(), kept, 5_000), kept);
-      const after = await pidsOf();
-      assert.equal(new Set(after).size, 3);
-      assert.deepEqual(
-        after.filter((pid) => before.includes(pid)),
-        [],
+        served.sort((a, b) => a - b),
+        after,
       );
     } finally {
       await db.close();
       await admin.close();
+    }
+  });
+
+  test(
+    'refills around a lock holder without taking the connection it waits for',
+    { timeout: 30_000 },
+    async () => {
+      // A worker holds its tenant lock on one connection and writes through others. With every
+      // connection of the pool kept, a refill that held what it got while waiting for a busy one
+      // would take the connection the lock holder needs next, and neither would ever finish.
+      const { url, name } = ownUrl();
+      const db = await openServerDatabase(url, { max: 3, keepOpen: 3 });
+      const admin = await openServerDatabase(serverUrl!, { max: 1 });
+      try {
+        const held = await db.withLock('pool-test', 0, async () => {
+          const [holder] = await admin.query<{ pid: number }>(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = ANY($1::int[])",
+            [await backendsOf(admin, name)],
+          );
+          const others = (await backendsOf(admin, name)).filter((pid) => pid !== holder!.pid);
+          assert.equal(others.length, 2);
+          const [victim] = others;
+          await terminate(admin, [victim!]);
+
+          // The refill opens one in the victim's place and gives everything back.
+          const replaced = await backendsReplaced(admin, name, 3, [victim!]);
+          assert.equal(replaced.length, 3);
+          const refilled = { open: 3, idle: 2, waiting: 0 };
+          assert.deepEqual(await eventually(() => db.connections?.(), refilled, 5_000), refilled);
+
+          // The lock holder's own writes find their two connections.
+          const writes = Promise.all(
+            [1, 2].map(async () => {
+              const rows = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)');
+              return rows[0]!.pid;
+            }),
+          );
+          const late = new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 5_000).unref());
+          const pids = await Promise.race([writes, late]);
+          assert.notEqual(pids, 'stuck');
+          return pids as number[];
+        });
+        assert.notEqual(held, null);
+        assert.equal(new Set(held!.value).size, 2);
+        const kept = { open: 3, idle: 3, waiting: 0 };
+        assert.deepEqual(await eventually(() => db.connections?.(), kept, 5_000), kept);
+      } finally {
+        await db.close();
+        await admin.close();
+      }
+    },
+  );
+
+  test('says once per outage that it cannot reopen its kept connections', async () => {
+    // The pool reaches the server through a relay the test can cut: cutting it ends every
+    // connection and refuses new ones, as a server that went away would.
+    const target = new URL(serverUrl!);
+    const sockets = new Set<net.Socket>();
+    const relay = net.createServer((socket) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      for (const end of [socket, upstream]) {
+        sockets.add(end);
+        end.on('error', () => undefined);
+        end.on('close', () => sockets.delete(end));
+      }
+      socket.pipe(upstream).pipe(socket);
+    });
+    const listen = (port: number) =>
+      new Promise<number>((resolve) =>
+        relay.listen(port, '127.0.0.1', () => resolve((relay.address() as net.AddressInfo).port)),
+      );
+    const cut = async () => {
+      const closed = new Promise((resolve) => relay.close(resolve));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    };
+    const port = await listen(0);
+    const viaRelay = new URL(serverUrl!);
+    viaRelay.port = String(port);
+    const errors: string[] = [];
+    const db = await openServerDatabase(viaRelay.toString(), {
+      max: 2,
+      keepOpen: 2,
+      onRefillError: (error) => errors.push((error as NodeJS.ErrnoException).code ?? error.message),
+    });
+    try {
+      assert.deepEqual(db.connections?.(), { open: 2, idle: 2, waiting: 0 });
+      await cut();
+      // Retries at 0.1, 0.3, 0.7 and 1.5 s all fail; only the first is told.
+      await new Promise((resolve) => setTimeout(resolve, 1_700));
+      assert.deepEqual(errors, ['ECONNREFUSED']);
+      assert.deepEqual(db.connections?.(), { open: 0, idle: 0, waiting: 0 });
+
+      // The server is back: the next retry (within 5 s) opens both again.
+      await listen(port);
+      const kept = { open: 2, idle: 2, waiting: 0 };
+      assert.deepEqual(await eventually(() => db.connections?.(), kept, 8_000), kept);
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+
+      // A second outage is told again.
+      await cut();
+      assert.deepEqual(await eventually(() => errors.length, 2, 2_000), 2);
+    } finally {
+      await db.close();
+      if (relay.listening) await cut();
     }
   });
 
