@@ -54,6 +54,9 @@ export interface Config {
 /** Thrown for a setting that cannot be used; the process refuses to start. */
 export class ConfigError extends Error {}
 
+/** How often an idle worker polls the queue unless `WORKER_POLL_MS` says otherwise. */
+export const DEFAULT_WORKER_POLL_MS = 500;
+
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Infinity): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -135,8 +138,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     worker: {
       concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
       chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 1000, 1),
-      // pg-boss polls no more often than every 500 ms.
-      pollMs: integer(env, 'WORKER_POLL_MS', 500, 500, 3_600_000),
+      // pg-boss polls no more often than every 500 ms. A job sent by another process (an API, a
+      // retry after a worker died) waits for the next poll, so it stays well within CONTRACT §5's
+      // two minutes.
+      pollMs: integer(env, 'WORKER_POLL_MS', DEFAULT_WORKER_POLL_MS, 500, 30_000),
       thread: workerThread(env, serviceRole),
     },
     analysis: {

@@ -136,11 +136,14 @@ export function createBatchWorker(deps: {
     }
   }
 
-  /** Enqueues a drain for tenants whose unfinished batches nobody has touched for a while. */
+  /**
+   * Enqueues a drain for tenants whose unfinished batches nobody has touched for a while, and wakes
+   * this process's idle loops for them rather than leave them to the next poll.
+   */
   async function sweep(staleSeconds: number): Promise<void> {
-    for (const tenantId of await findTenantsWithStaleBatches(db, staleSeconds)) {
-      await queue.send({ tenantId, batchId: null });
-    }
+    const stale = await findTenantsWithStaleBatches(db, staleSeconds);
+    for (const tenantId of stale) await queue.send({ tenantId, batchId: null });
+    if (stale.length > 0) queue.nudge();
     await pruneRateLimitWindows(db);
   }
 

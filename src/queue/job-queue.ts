@@ -1,4 +1,5 @@
 import PgBoss from 'pg-boss';
+import { DEFAULT_WORKER_POLL_MS } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
 
 /**
@@ -21,7 +22,10 @@ export interface IngestJob {
  * own runs well below it (see DRAIN_BUDGET_MS) so a live worker is never taken for a dead one.
  */
 export const JOB_EXPIRE_SECONDS = 60;
-/** How often expired jobs are looked for: with the expiry, a dead worker's batch resumes in ≤ 90 s. */
+/**
+ * How often expired jobs are looked for: with the expiry and the next poll, a dead worker's batch
+ * resumes in ≤ 90 s plus the poll interval (the worker's stale sweep is the other, faster path).
+ */
 const MAINTENANCE_INTERVAL_SECONDS = 30;
 
 /** The job queue, on the same PostgreSQL as the data (pg-boss 10). */
@@ -32,7 +36,7 @@ export interface JobQueue {
   send(job: IngestJob, options?: { tx?: Queryable; startAfterSeconds?: number }): Promise<void>;
   /**
    * Wakes this process's idle polling loops, so a job sent here starts now rather than at the next
-   * poll (up to 0.5 s later). Other processes still find it by polling.
+   * poll (up to the polling interval later). Other processes still find it by polling.
    */
   nudge(): void;
   /** Starts `concurrency` polling loops that hand jobs to `handler` one at a time each. */
@@ -59,7 +63,7 @@ function adapterFor(db: Queryable, isClosed: () => boolean = () => false) {
 export async function startJobQueue(
   db: Database,
   {
-    pollingIntervalSeconds = 0.5,
+    pollingIntervalSeconds = DEFAULT_WORKER_POLL_MS / 1000,
     schema = 'pgboss',
   }: { pollingIntervalSeconds?: number; schema?: string } = {},
 ): Promise<JobQueue> {

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
 import { startService, type Service } from '../../src/server.ts';
 import { embeddedTemplate } from './embedded-template.ts';
 import { dropServiceSchema } from './server-schema.ts';
@@ -43,19 +43,25 @@ const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
 /**
  * Starts the whole service in this process, on an in-memory PGlite by default, or on the server of
  * `TEST_DATABASE_URL` in a schema of its own (dropped at stop), so test files can run in parallel.
+ * `adjust` changes the loaded configuration where a test needs what no variable allows.
  */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  adjust: (config: Config) => Config = (config) => config,
+): Promise<TestService> {
   const secret = randomBytes(32).toString('hex');
   const serverUrl = process.env.TEST_DATABASE_URL;
   const schema = serverUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    AUTH_JWT_SECRET: secret,
-    RATE_LIMIT_PER_MINUTE: '100000',
-    PUBLIC_BASE_URL: 'http://service.test',
-    ...(serverUrl ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema! } : {}),
-    ...env,
-  });
+  const config = adjust(
+    loadConfig({
+      NODE_ENV: 'test',
+      AUTH_JWT_SECRET: secret,
+      RATE_LIMIT_PER_MINUTE: '100000',
+      PUBLIC_BASE_URL: 'http://service.test',
+      ...(serverUrl ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema! } : {}),
+      ...env,
+    }),
+  );
   const start = async (embeddedTemplate: Blob | undefined) =>
     startService(config, {
       listen: false,

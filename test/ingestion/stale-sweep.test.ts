@@ -20,16 +20,25 @@ import { startJobQueue, type JobQueue } from '../../src/queue/job-queue.ts';
  * CONTRACT §5: a batch whose worker died mid-way is resumed by another worker within 2 minutes,
  * even when its job is gone too. A second worker (its own pg-boss on the same queue, as a second
  * process would have) starts before the orphans exist, so only its periodic sweep can find them.
+ * Both poll the queue once an hour (no setting allows that): the sweep must wake its own worker.
  */
+
+const HOUR_SECONDS = 3600;
 
 let svc: TestService;
 let queue: JobQueue;
 let worker: BatchWorker;
 
 before(async () => {
-  svc = await startTestService();
+  svc = await startTestService({}, (config) => ({
+    ...config,
+    worker: { ...config.worker, pollMs: HOUR_SECONDS * 1000 },
+  }));
   const { db } = svc.service;
-  queue = await startJobQueue(db, { schema: svc.service.queue.schema });
+  queue = await startJobQueue(db, {
+    schema: svc.service.queue.schema,
+    pollingIntervalSeconds: HOUR_SECONDS,
+  });
   worker = createBatchWorker({
     db,
     queue,

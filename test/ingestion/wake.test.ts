@@ -1,15 +1,20 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Config } from '../../src/config.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 
 /**
  * A submission wakes its own process's idle workers, so the batch starts now rather than at their
- * next poll. With the poll an hour away, only that wake can get a batch processed.
+ * next poll. With the poll an hour away (no setting allows that), only that wake can get a batch
+ * processed.
  */
 
-const HOUR_MS = '3600000';
+const pollHourly = (config: Config): Config => ({
+  ...config,
+  worker: { ...config.worker, pollMs: 3_600_000 },
+});
 
 async function submitAndFinish(svc: TestService): Promise<void> {
   const tenant = svc.tenant('wake');
@@ -27,7 +32,7 @@ async function submitAndFinish(svc: TestService): Promise<void> {
 void describe('the worker on the API thread', () => {
   let svc: TestService;
   before(async () => {
-    svc = await startTestService({ WORKER_THREAD: 'false', WORKER_POLL_MS: HOUR_MS });
+    svc = await startTestService({ WORKER_THREAD: 'false' }, pollHourly);
   });
   after(async () => {
     await svc?.stop();
@@ -45,7 +50,7 @@ void describe(
   () => {
     let svc: TestService;
     before(async () => {
-      svc = await startTestService({ WORKER_THREAD: 'true', WORKER_POLL_MS: HOUR_MS });
+      svc = await startTestService({ WORKER_THREAD: 'true' }, pollHourly);
     });
     after(async () => {
       await svc?.stop();

@@ -43,14 +43,15 @@ void describe('WORKER_THREAD', () => {
 });
 
 void describe('WORKER_POLL_MS', () => {
-  void test('defaults to 500 ms and takes whole milliseconds from 500 to an hour', () => {
+  void test('defaults to 500 ms and takes whole milliseconds from 500 to 30 s', () => {
     assert.equal(loadConfig({}).worker.pollMs, 500);
     assert.equal(loadConfig({ WORKER_POLL_MS: '500' }).worker.pollMs, 500);
-    assert.equal(loadConfig({ WORKER_POLL_MS: '3600000' }).worker.pollMs, 3_600_000);
-    for (const value of ['499', '3600001', '1.5', 'soon']) {
+    assert.equal(loadConfig({ WORKER_POLL_MS: '30000' }).worker.pollMs, 30_000);
+    // A job sent by another process waits for the next poll: an hour would break CONTRACT §5.
+    for (const value of ['499', '30001', '3600000', '1.5', 'soon']) {
       assert.throws(() => loadConfig({ WORKER_POLL_MS: value }), ConfigError);
       assert.throws(() => loadConfig({ WORKER_POLL_MS: value }), {
-        message: 'WORKER_POLL_MS must be an integer from 500 to 3600000',
+        message: 'WORKER_POLL_MS must be an integer from 500 to 30000',
       });
     }
   });
