@@ -16,16 +16,21 @@ import { internalError } from './item-failures.ts';
  * `internal_error` and it becomes `failed`, whatever it wrote before. Where the unsettled items
  * start is read under the row's lock, so a chunk or a validation that commits meanwhile is never
  * counted twice. Returns what it did, or null when the batch had already ended.
+ *
+ * The failures name each item's keys as the stored body gives them, unless `readKeys` is false:
+ * reading the body may be what takes the process down, so a give-up that did not finish is
+ * followed by one that fails the items without their keys.
  */
 export async function giveUpBatchRuns(
   db: Database,
   tenantId: string,
   batchId: string,
+  { readKeys }: { readKeys: boolean },
 ): Promise<BatchOutcome | null> {
   const key = { tenantId, batchId };
   // No body: the batch has ended meanwhile (the lock below finds it so), or its items are failed
   // without their keys.
-  const payloads = (await readItems(db, key)) ?? [];
+  const payloads = (readKeys ? await readItems(db, key) : null) ?? [];
   return db.transaction(async (tx) => {
     const batch = await lockUnfinishedBatch(tx, key);
     if (!batch) return null;

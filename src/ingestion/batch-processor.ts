@@ -318,7 +318,11 @@ export function createBatchProcessor(deps: {
       const batch = await startBatchRun(db, tenantId, batchId);
       if (!batch) return { status: null, upserted: 0, failed: 0 }; // missing, or finished already
       if (batch.attempts > deps.maxAttempts) {
-        return (await giveUpBatchRuns(db, tenantId, batchId)) ?? { status: null, upserted: 0, failed: 0 };
+        // Past maxAttempts this run gives up. Only the first to do so reads the body for the items'
+        // keys: a run counted beyond it was a give-up that did not finish.
+        const readKeys = batch.attempts === deps.maxAttempts + 1;
+        const outcome = await giveUpBatchRuns(db, tenantId, batchId, { readKeys });
+        return outcome ?? { status: null, upserted: 0, failed: 0 };
       }
       try {
         return await run(batch, prepared, signal, pipeline);
@@ -334,7 +338,8 @@ export function createBatchProcessor(deps: {
     async settleFailedRun(tenantId, batchId) {
       const batch = await findBatch(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status) || batch.attempts < deps.maxAttempts) return;
-      await giveUpBatchRuns(db, tenantId, batchId);
+      // Beyond maxAttempts, the run that failed was itself giving up.
+      await giveUpBatchRuns(db, tenantId, batchId, { readKeys: batch.attempts === deps.maxAttempts });
     },
   };
 }

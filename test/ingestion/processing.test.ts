@@ -268,6 +268,17 @@ void describe('recovery paths of the batch processor, on the real database', () 
     };
   }
 
+  /** The database, but reading a batch's stored body fails, as a process that dies parsing it does. */
+  function dyingOnTheBody(db: Database): Database {
+    return {
+      ...db,
+      query<R>(text: string, params?: readonly unknown[]) {
+        if (text.includes('FROM batch_payloads')) return Promise.reject(new Error('heap out of memory'));
+        return db.query<R>(text, params);
+      },
+    };
+  }
+
   /** The database, but once `commits` transactions have committed the next ones fail the same way. */
   function losingConnectionAfter(db: Database, commits: number): Database {
     let committed = 0;
@@ -333,6 +344,9 @@ void describe('recovery paths of the batch processor, on the real database', () 
     );
     assert.deepEqual(await allProducts(svc, token), []);
   }
+
+  /** The keys of an item failed without its body. */
+  const noKeys = { external_id: null, sku: null };
 
   /** The runs counted since the batch last made progress (the worker's column, not in the status record). */
   async function runsCounted(tenantId: string, batchId: string): Promise<number | undefined> {
@@ -621,7 +635,6 @@ void describe('recovery paths of the batch processor, on the real database', () 
       assert.equal(await runsCounted(tenant, batchId), run);
     }
     // Without the body, the items fail without the keys it would have named.
-    const noKeys = { external_id: null, sku: null };
     await assertGivenUpOnAll(tenant, token, batchId, [noKeys, noKeys, noKeys]);
   });
 
@@ -645,6 +658,58 @@ void describe('recovery paths of the batch processor, on the real database', () 
       { external_id: null, sku: null },
       keysOf(items[2]),
     ]);
+  });
+
+  /**
+   * A batch of two products whose first two runs died (maxAttempts 2) and whose third, giving up,
+   * died reading the body for the items' keys. Returns the batch and that third run's processor,
+   * whose every read of a body still fails.
+   */
+  async function afterAGiveUpThatDied(tenant: string) {
+    const batchId = await storeBatch(tenant, [product(), product()]);
+    const dying = processorOn(losingConnection(svc.service.db), 2, 2);
+    for (let run = 1; run <= 2; run++) {
+      await assert.rejects(dying.processBatch(tenant, batchId, new AbortController().signal), /Connection/);
+    }
+    const parsing = processorOn(dyingOnTheBody(svc.service.db), 2, 2);
+    await assert.rejects(
+      parsing.processBatch(tenant, batchId, new AbortController().signal),
+      /out of memory/,
+    );
+    assert.equal(await runsCounted(tenant, batchId), 3);
+    assert.equal(await bodyStored(tenant, batchId), true);
+    return { batchId, parsing };
+  }
+
+  void test('a give-up that dies reading the body is followed by one that fails the items without reading it', async () => {
+    const tenant = svc.tenant('give-up-dies');
+    const { batchId } = await afterAGiveUpThatDied(tenant);
+    // The fourth run does not read it: the items fail without the keys the body would have named.
+    await assertGivenUpOnAll(tenant, await svc.token(tenant), batchId, [noKeys, noKeys]);
+    assert.equal(await bodyStored(tenant, batchId), false);
+  });
+
+  void test('a give-up that failed is settled without reading the body again', async () => {
+    const tenant = svc.tenant('settle-give-up');
+    const token = await svc.token(tenant);
+    const { batchId, parsing } = await afterAGiveUpThatDied(tenant);
+    // As the worker settles a run that failed: a read of the body here would fail again.
+    await parsing.settleFailedRun(tenant, batchId);
+    const final = await batchStatus(svc, token, batchId);
+    assertRecordInvariants(final, 2);
+    assert.deepEqual(countersOf(final), {
+      status: 'failed',
+      received_count: 2,
+      validated_ok: 0,
+      validated_failed: 2,
+      upserted: 0,
+      failed: 2,
+    });
+    assert.deepEqual(errorShapes(await svc.allErrors(token, batchId)), [
+      { index: 0, ...noKeys, errors: [{ field: '', code: 'internal_error' }] },
+      { index: 1, ...noKeys, errors: [{ field: '', code: 'internal_error' }] },
+    ]);
+    assert.equal(await bodyStored(tenant, batchId), false);
   });
 
   void test('runs that each make progress before they die never add up: the batch finishes', async () => {
