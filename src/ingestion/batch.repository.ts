@@ -79,6 +79,31 @@ export async function findBatch(db: Queryable, tenantId: string, batchId: string
   return rows[0] ? toBatchRow(rows[0]) : null;
 }
 
+/** Which batch a read asks for: ids are unique per tenant only. */
+export interface BatchKey {
+  tenantId: string;
+  batchId: string;
+}
+
+/**
+ * The batches of `keys` in one statement, each or null where no such batch is (another tenant's
+ * included), in the order of `keys`. Every key is one primary-key probe (`LATERAL`), so the plan
+ * stays an index look-up per key however many batches are stored.
+ */
+export async function findBatches(db: Queryable, keys: readonly BatchKey[]): Promise<Array<BatchRow | null>> {
+  const rows = await db.query<RawBatchRow & { n: number }>(
+    `SELECT k.n::int AS n, b.*
+     FROM unnest($1::text[], $2::uuid[]) WITH ORDINALITY AS k (tenant_id, id, n)
+     CROSS JOIN LATERAL (
+       SELECT ${BATCH_COLUMNS} FROM batches WHERE batches.tenant_id = k.tenant_id AND batches.id = k.id
+     ) AS b`,
+    [keys.map((key) => key.tenantId), keys.map((key) => key.batchId)],
+  );
+  const found = new Array<BatchRow | null>(keys.length).fill(null);
+  for (const { n, ...row } of rows) found[n - 1] = toBatchRow(row);
+  return found;
+}
+
 /** A tenant's batches, newest first, after the one with `beforeSeq` (exclusive). */
 export async function listBatches(
   db: Queryable,

@@ -4,8 +4,8 @@ import type { JobQueue } from '../queue/job-queue.ts';
 import { NotFoundError } from '../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { TERMINAL_STATUSES, type BatchRecord, type BatchStatus } from './batch-status.ts';
+import { createBatchReader } from './batch-reader.ts';
 import {
-  findBatch,
   insertBatch,
   insertBatchItems,
   listBatches,
@@ -59,10 +59,11 @@ export function createIngestionService(deps: {
   onSubmitted?: () => void;
 }): IngestionService {
   const { db, queue } = deps;
+  const readBatch = createBatchReader(db);
 
   /** The batch, or 404 for an unknown id, a malformed one or another tenant's: all look alike. */
   const batchOf = async (tenantId: string, batchId: string) => {
-    const row = UUID.test(batchId) ? await findBatch(db, tenantId, batchId) : null;
+    const row = UUID.test(batchId) ? await readBatch(tenantId, batchId) : null;
     if (!row) throw new NotFoundError('No batch with this id.');
     return row;
   };

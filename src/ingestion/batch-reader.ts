@@ -1,0 +1,31 @@
+import DataLoader from 'dataloader';
+import type { Queryable } from '../db/database.ts';
+import { findBatches, type BatchKey, type BatchRow } from './batch.repository.ts';
+
+/** Reads one batch row by tenant and id; null where there is none. */
+export type BatchReader = (tenantId: string, batchId: string) => Promise<BatchRow | null>;
+
+/** The most reads one statement answers; more wait for the next. */
+const MAX_READS_PER_QUERY = 100;
+
+/**
+ * Status reads, batched: the reads asked for in one turn of the event loop go to the database as
+ * one statement. Clients poll status many at a time, and after any pause of the API thread their
+ * requests are handled together; one round trip for all of them, instead of one each on as many
+ * connections, is what keeps the status tail short while the worker and PostgreSQL share the cores
+ * (docs/performance.md, "A seventh look").
+ *
+ * Nothing is cached: each statement is sent after every request it answers has arrived, so a read
+ * never returns a state older than its request, and two reads in different turns query twice.
+ */
+export function createBatchReader(db: Queryable): BatchReader {
+  const loader = new DataLoader<BatchKey, BatchRow | null>((keys) => findBatches(db, keys), {
+    cache: false,
+    maxBatchSize: MAX_READS_PER_QUERY,
+    // DataLoader's default dispatches after the current job's promises settle: each request's I/O
+    // callback is a job of its own, so that would send one statement per request. `setImmediate`
+    // runs once libuv has handled every request that was ready in this turn.
+    batchScheduleFn: (dispatch) => setImmediate(dispatch),
+  });
+  return (tenantId, batchId) => loader.load({ tenantId, batchId });
+}
