@@ -49,8 +49,6 @@ export interface IngestionService {
   ): Promise<Page<BatchRecord>>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function createIngestionService(deps: {
   db: Database;
   queue: JobQueue;
@@ -63,7 +61,7 @@ export function createIngestionService(deps: {
 
   /** The batch, or 404 for an unknown id, a malformed one or another tenant's: all look alike. */
   const batchOf = async (tenantId: string, batchId: string) => {
-    const row = UUID.test(batchId) ? await readBatch(tenantId, batchId) : null;
+    const row = await readBatch(tenantId, batchId);
     if (!row) throw new NotFoundError('No batch with this id.');
     return row;
   };

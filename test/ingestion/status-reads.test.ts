@@ -62,6 +62,7 @@ void describe('status reads', () => {
       read(b.tenant, a.batchId),
       read(a.tenant, unknown),
       read(a.tenant, a.batchId.toUpperCase()),
+      read(a.tenant, 'not-a-uuid'),
     ]);
     assert.equal(statements(), 1);
     assert.deepEqual(
@@ -73,8 +74,16 @@ void describe('status reads', () => {
         null,
         null,
         [a.tenant, a.batchId, 'completed', 2, 2, 0, 2, 0],
+        null,
       ],
     );
+  });
+
+  void test('an id that is not a UUID is null without a read, and fails none of its neighbours', async () => {
+    const { db, statements } = counting(svc.service.db);
+    const read = createBatchReader(db);
+    assert.deepEqual(await Promise.all([read(a.tenant, 'x'), read(a.tenant, `${a.batchId}0`)]), [null, null]);
+    assert.equal(statements(), 0);
   });
 
   void test('reads asked from separate callbacks of one turn, as requests are, share one statement', async () => {
