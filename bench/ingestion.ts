@@ -96,18 +96,21 @@ async function pollStatus(
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const until = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: pollers }, async (_, p) => {
-      let next = performance.now() + (intervalMs * p) / pollers;
-      while (next < until) {
-        const wait = next - performance.now();
-        if (wait > 0) await sleep(wait);
-        latencies.push((await client.status(batchId())).ms);
-        next = intervalMs === 0 ? performance.now() : next + intervalMs;
-      }
-    }),
-  );
-  loopDelay.disable();
+  try {
+    await Promise.all(
+      Array.from({ length: pollers }, async (_, p) => {
+        let next = performance.now() + (intervalMs * p) / pollers;
+        while (next < until) {
+          const wait = next - performance.now();
+          if (wait > 0) await sleep(wait);
+          latencies.push((await client.status(batchId())).ms);
+          next = intervalMs === 0 ? performance.now() : next + intervalMs;
+        }
+      }),
+    );
+  } finally {
+    loopDelay.disable();
+  }
   return {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),

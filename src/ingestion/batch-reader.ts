@@ -26,11 +26,12 @@ const MAX_READS_PER_QUERY = 100;
 export function createBatchReader(db: Queryable): BatchReader {
   const loader = new DataLoader<BatchKey, BatchRow | null>(
     async (keys) => {
-      const wellFormed = keys.filter((key) => UUID.test(key.batchId));
+      const readable = keys.map((key) => UUID.test(key.batchId));
+      const wellFormed = keys.filter((_, i) => readable[i]);
       if (wellFormed.length === keys.length) return findBatches(db, keys);
       const found = wellFormed.length > 0 ? await findBatches(db, wellFormed) : [];
       let next = 0;
-      return keys.map((key) => (UUID.test(key.batchId) ? (found[next++] ?? null) : null));
+      return readable.map((ok) => (ok ? (found[next++] ?? null) : null));
     },
     {
       cache: false,
