@@ -46,6 +46,8 @@ export interface PollFigures {
 
 export interface IngestionBenchResult {
   database: 'server' | 'embedded';
+  /** How the service process was started (the options of `npm start` and `--service-node-args`). */
+  serviceCommand: string;
   productsPerBatch: number;
   fresh: RunFigures;
   update: RunFigures;
@@ -279,6 +281,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
 
     return {
       database: options.databaseUrl ? 'server' : 'embedded',
+      serviceCommand: service.command,
       productsPerBatch: BATCH,
       fresh: fresh,
       update,

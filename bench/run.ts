@@ -10,6 +10,8 @@ import { benchIngestion, type IngestionBenchResult, type PollFigures, type RunFi
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
  * then the analyzer's latency and throughput (bench/analysis.ts). DATABASE_URL (or --database-url)
  * picks the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
+ * The service runs under the Node.js options of `npm start`'s script, then those of
+ * `--service-node-args` (for a V8 flag given twice, the later wins).
  */
 const { values } = parseArgs({
   options: {
@@ -44,6 +46,7 @@ function table(result: IngestionBenchResult): string {
   const loop = ({ clientLoopDelayMs: d }: PollFigures) => `${f(d.p99, 1)} / ${f(d.max, 1)} ms`;
   return [
     `Ingestion on ${result.database} PostgreSQL, ${result.productsPerBatch} products × 3 variants × 3 images per batch`,
+    `(the service run as \`${result.serviceCommand}\`)`,
     '',
     '| run | baseline products/s (median) | end-to-end products/s median (min–max) | ratio median (min–max) |',
     '|---|---|---|---|',

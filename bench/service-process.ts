@@ -10,6 +10,8 @@ export interface ServiceProcess {
   baseUrl: string;
   secret: string;
   pid: number;
+  /** What was run, e.g. `node dist/main.js` or `node --trace-gc dist/main.js`. */
+  command: string;
   /** Peak resident set size so far (VmHWM), in MiB. */
   peakRssMiB(): number;
   /** Resident set size now (VmRSS), in MiB. */
@@ -43,8 +45,24 @@ function buildOnce(): void {
 }
 
 /**
- * Starts the compiled service (`dist/main.js`, built from src/ first) with `env` (and `nodeArgs`
- * before the script, e.g. V8 heap flags) on a free port and waits until `/readyz` says ready.
+ * The Node.js options that `npm start` gives the service (package.json's `start` script, `node
+ * <options> dist/main.js`), so that the bench measures the process a deployment runs.
+ */
+export function startScriptNodeArgs(): string[] {
+  const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const words = pkg.scripts.start.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/main.js') {
+    throw new Error(`package.json's start script is not "node [options] dist/main.js": ${pkg.scripts.start}`);
+  }
+  return words.slice(1, -1);
+}
+
+/**
+ * Starts the compiled service (`dist/main.js`, built from src/ first) with `env` on a free port,
+ * under the options of `npm start` followed by `nodeArgs` (e.g. V8 flags to compare; for a V8 flag
+ * given twice the later wins), and waits until `/readyz` says ready.
  */
 export async function startServiceProcess(
   env: Record<string, string>,
@@ -54,7 +72,8 @@ export async function startServiceProcess(
   const port = await freePort();
   const secret = randomBytes(32).toString('hex');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-data-'));
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
+  const args = [...startScriptNodeArgs(), ...nodeArgs, 'dist/main.js'];
+  const child: ChildProcess = spawn(process.execPath, args, {
     env: {
       ...process.env,
       PORT: String(port),
@@ -85,6 +104,7 @@ export async function startServiceProcess(
     baseUrl,
     secret,
     pid: child.pid!,
+    command: ['node', ...args].join(' '),
     peakRssMiB: () => readStatusMiB(child.pid!, 'VmHWM'),
     rssMiB: () => readStatusMiB(child.pid!, 'VmRSS'),
     async stop() {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promisify } from 'node:util';
+import { startScriptNodeArgs } from '../bench/service-process.ts';
 import { product } from './helpers/catalog-fixtures.ts';
 import {
   signToken,
@@ -19,8 +20,8 @@ import { countersOf, type StatusRecord } from './helpers/state-assertions.ts';
 
 /**
  * `npm start` runs the service compiled to JavaScript (scripts/build.ts), while every other test runs
- * the sources under tsx: this file builds a copy of its own and runs one batch through it, worker
- * thread included on a server (TEST_DATABASE_URL).
+ * the sources under tsx: this file builds a copy of its own and runs one batch through it, under
+ * `npm start`'s Node.js options, worker thread included on a server (TEST_DATABASE_URL).
  */
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -73,7 +74,7 @@ void test('the compiled service ingests a batch, serves the product and drains o
       ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
     },
     60_000,
-    [path.join(outDir, 'main.js')],
+    [...startScriptNodeArgs(), path.join(outDir, 'main.js')],
   );
   const headers = {
     authorization: `Bearer ${await signToken(secret, 'acme')}`,
