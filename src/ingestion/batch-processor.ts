@@ -1,7 +1,13 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import type { FullProductIngest } from '../catalog/product-schema.ts';
-import { findVariantsBySku, upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
+import {
+  findVariantsBySku,
+  serializeRows,
+  upsertProducts,
+  upsertVariants,
+  type SerializedRows,
+} from '../catalog/catalog.repository.ts';
 import { mergeItems, type MergedChunk } from '../catalog/merge-items.ts';
 import { BATCH_STATUS, TERMINAL_STATUSES, type BatchStatus } from './batch-status.ts';
 import { findBatch, type BatchRow } from './batch.repository.ts';
@@ -36,28 +42,45 @@ export interface BatchOutcome {
 type ChunkItems = Array<{ index: number; item: FullProductIngest }>;
 type ValidItems = Map<number, FullProductIngest>;
 
-/** A run of items to write in one transaction: the items of [from, to) that passed validation. */
-interface Chunk {
+/** Every item of a batch judged: the valid ones by index, and the records of the others. */
+interface Verdicts {
+  valid: ValidItems;
+  failures: ItemFailure[];
+}
+
+/**
+ * The items of [from, to) merged with the catalog and ready to write: the rows serialized, and what
+ * the run records about them. It holds no parsed item or merged row. A batch's parsed items are
+ * several megabytes of small objects; kept until the rows were written (through this batch's
+ * statements and the preparation of the next), they outlived the young generation and were copied
+ * into the old one (docs/performance.md, "An eleventh look").
+ */
+interface WritableChunk {
   from: number;
   to: number;
-  items: ChunkItems;
-  /** The chunk merged ahead of time and still valid, or null to merge it now. */
-  premerged: MergedChunk | null;
+  products: SerializedRows;
+  variants: SerializedRows;
+  /** The skus the rows write. */
+  written: string[];
+  upserted: number;
+  /** The items rejected by the merge (`sku_conflict`), with their keys. */
+  failures: ItemFailure[];
 }
 
 /** A batch read, parsed and judged ahead of its turn; see {@link BatchProcessor.prepareBatch}. */
 export interface PreparedBatch {
   batchId: string;
-  valid: ValidItems;
+  validCount: number;
   failures: ItemFailure[];
-  /** Its first unsettled chunk, merged against the catalog as it stood when prepared. */
+  /**
+   * Its first unsettled chunk, merged against the catalog as it stood when prepared. The batch's
+   * items are not kept: a run that needs them again (the merge went stale, or the batch has more
+   * chunks) reads them again.
+   */
   chunk: {
-    from: number;
-    to: number;
-    items: ChunkItems;
     /** The skus whose stored rows the merge read. */
     skus: string[];
-    merged: MergedChunk;
+    writable: WritableChunk;
   } | null;
 }
 
@@ -129,13 +152,23 @@ export function createBatchProcessor(deps: {
     return { valid, failures };
   }
 
+  /** Reads a batch's items and judges them; null when its body is gone (the batch has ended). */
+  async function readVerdicts(key: { tenantId: string; batchId: string }): Promise<Verdicts | null> {
+    const stored = await readItems(db, key);
+    return stored && validateAll(stored);
+  }
+
   /** Phase 1: record the invalid items and the counters, and move the batch to processing. */
-  async function recordVerdicts(batch: BatchRow, valid: ValidItems, failures: ItemFailure[]) {
+  async function recordVerdicts(batch: BatchRow, judged: { validCount: number; failures: ItemFailure[] }) {
     const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
     return db.transaction(async (tx) => {
       // The batch row first, as every other writer of a batch locks it, then its error records.
-      const recorded = await recordValidation(tx, { ...key, ok: valid.size, failed: failures.length });
-      if (recorded) await insertItemFailures(tx, key, failures);
+      const recorded = await recordValidation(tx, {
+        ...key,
+        ok: judged.validCount,
+        failed: judged.failures.length,
+      });
+      if (recorded) await insertItemFailures(tx, key, judged.failures);
       return recorded;
     });
   }
@@ -154,67 +187,89 @@ export function createBatchProcessor(deps: {
     ...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku))),
   ];
 
-  /** Merges a chunk's items on top of the stored variants they name. */
-  async function mergeChunk(tx: Queryable, tenantId: string, items: ChunkItems) {
+  /** The rows of a merge, serialized, and the records of the items it rejected. */
+  function toWritable(from: number, to: number, items: ChunkItems, merged: MergedChunk): WritableChunk {
+    const byIndex =
+      merged.rejected.length > 0 ? new Map(items.map(({ index, item }) => [index, item])) : null;
+    return {
+      from,
+      to,
+      products: serializeRows(merged.products),
+      variants: serializeRows(merged.variants),
+      written: merged.variants.map((variant) => variant.sku),
+      upserted: merged.applied.length,
+      failures: merged.rejected.map(({ index, errors }) => ({
+        index,
+        ...itemKeys(byIndex?.get(index), errors),
+        errors,
+      })),
+    };
+  }
+
+  /** Merges the items of [from, to) on top of the stored variants they name, ready to write. */
+  async function mergeChunk(tenantId: string, from: number, to: number, items: ChunkItems) {
     const skus = skusOf(items);
-    return { skus, merged: mergeItems(items, await findVariantsBySku(tx, tenantId, skus)) };
+    const merged = mergeItems(items, await findVariantsBySku(db, tenantId, skus));
+    return { skus, writable: toWritable(from, to, items, merged) };
+  }
+
+  /**
+   * The prepared chunk if it is [from, to) and still holds: nothing written since it was merged
+   * touched the skus it read (this worker is the only writer of the tenant's catalog while it holds
+   * the tenant lock; were the lock's session lost mid-run, a second worker could write too, as it
+   * always could).
+   */
+  function preparedChunk(
+    prepared: PreparedBatch | null,
+    from: number,
+    to: number,
+    pipeline: PipelineOptions,
+  ) {
+    const ahead = prepared?.chunk;
+    if (!ahead || ahead.writable.from !== from || ahead.writable.to !== to) return null;
+    return ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? null : ahead.writable;
   }
 
   /** Writes a chunk in one transaction; null when another run already did. Written skus go to the pipeline. */
   async function applyChunk(
     batch: BatchRow,
-    { from, to, items, premerged }: Chunk,
+    chunk: WritableChunk,
     pipeline: PipelineOptions,
   ): Promise<{ upserted: number; failed: number } | null> {
-    const tenantId = batch.tenant_id;
+    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
     return db.transaction(async (tx) => {
-      const merged = premerged ?? (await mergeChunk(tx, tenantId, items)).merged;
-      for (const variant of merged.variants) pipeline.written?.add(variant.sku);
-      const step = { upserted: merged.applied.length, failed: merged.rejected.length };
-      const fence = await advanceBatch(tx, {
-        tenantId,
-        batchId: batch.batch_id,
-        fromIndex: from,
-        toIndex: to,
-        ...step,
-      });
+      for (const sku of chunk.written) pipeline.written?.add(sku);
+      const step = { upserted: chunk.upserted, failed: chunk.failures.length };
+      const fence = await advanceBatch(tx, { ...key, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
-      await upsertProducts(tx, tenantId, merged.products);
-      const writing = upsertVariants(tx, tenantId, merged.variants);
+      await upsertProducts(tx, key.tenantId, chunk.products);
+      const writing = upsertVariants(tx, key.tenantId, chunk.variants);
       pipeline.onWriting?.();
       await writing;
-      const byIndex = new Map(items.map(({ index, item }) => [index, item]));
-      const failures = merged.rejected.map(({ index, errors }) => ({
-        index,
-        ...itemKeys(byIndex.get(index), errors),
-        errors,
-      }));
-      await insertItemFailures(tx, { tenantId, batchId: batch.batch_id }, failures);
+      await insertItemFailures(tx, key, chunk.failures);
       return step;
     });
   }
 
   /**
    * A chunk whose write failed is retried item by item, so one bad item cannot sink the others;
-   * an item that still cannot be written is recorded as `internal_error`.
+   * an item that still cannot be written is recorded as `internal_error`. The items are read again:
+   * this is the rare path, and the common one keeps none while it writes.
    */
-  async function applyChunkItemByItem(
-    batch: BatchRow,
-    from: number,
-    to: number,
-    items: ChunkItems,
-    pipeline: PipelineOptions,
-  ) {
+  async function applyChunkItemByItem(batch: BatchRow, from: number, to: number, pipeline: PipelineOptions) {
+    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
+    const verdicts = await readVerdicts(key);
+    if (!verdicts) return null; // ended by another run
     const totals = { upserted: 0, failed: 0 };
     for (let i = from; i < to; i++) {
-      const single = items.filter(({ index }) => index === i);
+      const single = validItemsIn(verdicts.valid, i, i + 1);
       let step: { upserted: number; failed: number } | null;
       try {
-        step = await applyChunk(batch, { from: i, to: i + 1, items: single, premerged: null }, pipeline);
+        const { writable } = await mergeChunk(key.tenantId, i, i + 1, single);
+        step = await applyChunk(batch, writable, pipeline);
       } catch (error) {
         if (!isDataError(error)) throw error;
         step = await db.transaction(async (tx) => {
-          const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
           const fence = await advanceBatch(tx, {
             ...key,
             fromIndex: i,
@@ -253,36 +308,40 @@ export function createBatchProcessor(deps: {
     // turn only, where its runs are counted, and the batch before it is not blamed.
     const chunkPipeline = batch.attempts > 1 ? { ...pipeline, onWriting: undefined } : pipeline;
 
-    let verdicts: Pick<PreparedBatch, 'valid' | 'failures'> | null = prepared;
-    if (!verdicts) {
-      const stored = await readItems(db, key);
-      if (!stored) return outcome; // ended by another run since this one started
-      verdicts = await validateAll(stored);
+    // The batch's items, while this run needs them; a prepared batch brings none.
+    let verdicts: Verdicts | null = null;
+    let judged: Pick<PreparedBatch, 'validCount' | 'failures'>;
+    if (prepared) judged = prepared;
+    else {
+      verdicts = await readVerdicts(key);
+      if (!verdicts) return outcome; // ended by another run since this one started
+      judged = { validCount: verdicts.valid.size, failures: verdicts.failures };
     }
-    const { valid: known, failures } = verdicts;
     if (batch.status === BATCH_STATUS.validating) {
-      if (!(await recordVerdicts(batch, known, failures))) return outcome;
+      if (!(await recordVerdicts(batch, judged))) return outcome;
       batch.next_index = 0;
-      outcome.failed = failures.length;
+      outcome.failed = judged.failures.length;
     }
 
     for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
       if (signal.aborted) throw new ShutdownError();
       const to = Math.min(from + chunkSize, batch.received_count);
-      // A chunk merged ahead of time still holds if nothing written since touched its skus
-      // (this worker is the only writer of the tenant's catalog while it holds the tenant lock;
-      // were the lock's session lost mid-run, a second worker could write too, as it always could).
-      const ahead = prepared?.chunk?.from === from && prepared.chunk.to === to ? prepared.chunk : null;
-      const fresh = ahead && !ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? ahead : null;
-      const items = ahead?.items ?? validItemsIn(known, from, to);
       let step: { upserted: number; failed: number } | null;
       try {
-        step = await applyChunk(batch, { from, to, items, premerged: fresh?.merged ?? null }, chunkPipeline);
+        let chunk = preparedChunk(prepared, from, to, pipeline);
+        if (!chunk) {
+          verdicts ??= await readVerdicts(key);
+          if (!verdicts) return outcome; // ended by another run
+          chunk = (await mergeChunk(tenantId, from, to, validItemsIn(verdicts.valid, from, to))).writable;
+        }
+        // Past the last chunk's merge the items are garbage: let them go before its rows are written.
+        if (to >= batch.received_count) verdicts = null;
+        step = await applyChunk(batch, chunk, chunkPipeline);
       } catch (error) {
         // A lost connection or a server restart is the job's to retry; only a write the data
         // itself makes fail is narrowed down item by item.
         if (!isDataError(error)) throw error;
-        step = await applyChunkItemByItem(batch, from, to, items, chunkPipeline);
+        step = await applyChunkItemByItem(batch, from, to, chunkPipeline);
       }
       if (!step) return outcome; // another run holds this batch; it will finish it
       outcome.upserted += step.upserted;
@@ -296,19 +355,13 @@ export function createBatchProcessor(deps: {
     async prepareBatch(tenantId, batchId) {
       const batch = await findBatch(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status)) return null;
-      const stored = await readItems(db, { tenantId, batchId });
-      if (!stored) return null; // ended meanwhile
-      const { valid, failures } = await validateAll(stored);
+      const verdicts = await readVerdicts({ tenantId, batchId });
+      if (!verdicts) return null; // ended meanwhile
+      const { valid, failures } = verdicts;
       const from = resumeIndex(batch);
       const to = Math.min(from + chunkSize, batch.received_count);
-      if (from >= to) return { batchId, valid, failures, chunk: null };
-      const items = validItemsIn(valid, from, to);
-      return {
-        batchId,
-        valid,
-        failures,
-        chunk: { from, to, items, ...(await mergeChunk(db, tenantId, items)) },
-      };
+      const chunk = from < to ? await mergeChunk(tenantId, from, to, validItemsIn(valid, from, to)) : null;
+      return { batchId, validCount: valid.size, failures, chunk };
     },
 
     async processBatch(tenantId, batchId, signal, pipeline = {}) {

@@ -33,16 +33,18 @@ after(async () => {
 const storeBatch = (tenantId: string, items: unknown[]) => storeBatchIn(svc.service.db, tenantId, items);
 
 const SKU_LOOKUP = /FROM unnest\(\$2::text\[\]\) AS k\(sku\)/;
+const BODY_READ = /SELECT body FROM batch_payloads/;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The database, counting the catalog's sku look-ups. With `holdFirstWrite`, the first transaction
+ * The database, counting the catalog's sku look-ups and the reads of batch bodies. With `holdFirstWrite`, the first transaction
  * that writes variants waits before committing until a look-up has run outside any transaction (the
  * next batch's preparation), so that look-up surely reads the catalog as it was before that write.
  */
 function instrumented(db: Database, { holdFirstWrite = false } = {}) {
   let lookups = 0;
+  let bodyReads = 0;
   let preparedLookup = () => undefined as void;
   const preparedLookupRan = new Promise<void>((resolve) => (preparedLookup = resolve));
   let held: boolean | null = null;
@@ -54,6 +56,7 @@ function instrumented(db: Database, { holdFirstWrite = false } = {}) {
     ...q,
     async query(text: string, params?: readonly unknown[]) {
       onQuery(text);
+      if (BODY_READ.test(text)) bodyReads++;
       if (SKU_LOOKUP.test(text)) {
         lookups++;
         if (!inTransaction) preparedLookup();
@@ -75,16 +78,21 @@ function instrumented(db: Database, { holdFirstWrite = false } = {}) {
         return value;
       }),
   };
-  return { db: counted, lookups: () => lookups, heldForPreparedLookup: () => held };
+  return {
+    db: counted,
+    lookups: () => lookups,
+    bodyReads: () => bodyReads,
+    heldForPreparedLookup: () => held,
+  };
 }
 
 /** Drains `tenant` with a worker of its own; returns which batches were run with a prepared copy. */
-async function drain(tenant: string, options: { holdFirstWrite?: boolean } = {}) {
-  const { db, lookups, heldForPreparedLookup } = instrumented(svc.service.db, options);
+async function drain(tenant: string, options: { holdFirstWrite?: boolean; chunkSize?: number } = {}) {
+  const { db, lookups, bodyReads, heldForPreparedLookup } = instrumented(svc.service.db, options);
   const processor: BatchProcessor = createBatchProcessor({
     db,
     validateItem: createItemValidator(),
-    chunkSize: 1000,
+    chunkSize: options.chunkSize ?? 1000,
     maxAttempts: 3,
   });
   const preparedRuns: string[] = [];
@@ -104,7 +112,12 @@ async function drain(tenant: string, options: { holdFirstWrite?: boolean } = {})
     concurrency: 1,
   });
   await worker.drainTenant(tenant);
-  return { preparedRuns, lookups: lookups(), heldForPreparedLookup: heldForPreparedLookup() };
+  return {
+    preparedRuns,
+    lookups: lookups(),
+    bodyReads: bodyReads(),
+    heldForPreparedLookup: heldForPreparedLookup(),
+  };
 }
 
 const imagesOf = async (token: string, externalId: string) => {
@@ -135,12 +148,14 @@ async function overlappingBatches(holdFirstWrite: boolean): Promise<void> {
   };
   const second = await storeBatch(tenant, [thief, again]);
 
-  const { preparedRuns, lookups, heldForPreparedLookup } = await drain(tenant, { holdFirstWrite });
+  const { preparedRuns, lookups, bodyReads, heldForPreparedLookup } = await drain(tenant, { holdFirstWrite });
 
   // The second batch's prepared merge read a sku the first batch then wrote, so its look-up and
-  // merge were run again (whether the first look-up happened to see that commit is timing).
+  // merge were run again (whether the first look-up happened to see that commit is timing), on its
+  // items read again: a prepared batch keeps none.
   assert.deepEqual(preparedRuns, onServer() ? [second] : []);
   assert.equal(lookups, onServer() ? 3 : 2);
+  assert.equal(bodyReads, onServer() ? 3 : 2);
   if (holdFirstWrite) assert.equal(heldForPreparedLookup, true);
   assert.deepEqual(countersOf(await batchStatus(svc, token, first)), {
     status: 'completed',
@@ -197,13 +212,49 @@ void describe('batches prepared ahead of their turn', () => {
       await storeBatch(tenant, [product()]),
     ];
 
-    const { preparedRuns, lookups } = await drain(tenant);
+    const { preparedRuns, lookups, bodyReads } = await drain(tenant);
 
     assert.deepEqual(preparedRuns, onServer() ? ids.slice(1) : []);
     assert.equal(lookups, 3);
+    assert.equal(bodyReads, 3);
     const statuses = await Promise.all(ids.map(async (id) => (await batchStatus(svc, token, id)).status));
     assert.deepEqual(statuses, ['completed', 'completed_with_errors', 'completed']);
     const products = await svc.request({ method: 'GET', url: '/products?limit=10', token });
     assert.equal(products.json<{ data: unknown[] }>().data.length, 4);
+  });
+
+  void test('a prepared batch of several chunks reads its items again for the chunks after the first', async () => {
+    const tenant = svc.tenant('pipeline-chunks');
+    const token = await svc.token(tenant);
+    const ids = [
+      await storeBatch(tenant, [product(), product(), product()]),
+      await storeBatch(tenant, [product(), 'not an object', product()]),
+    ];
+
+    const { preparedRuns, lookups, bodyReads } = await drain(tenant, { chunkSize: 2 });
+
+    // Two chunks a batch, each merged once; the first batch is read once, the second (prepared on
+    // a server) once ahead and once more for its second chunk.
+    assert.deepEqual(preparedRuns, onServer() ? ids.slice(1) : []);
+    assert.equal(lookups, 4);
+    assert.equal(bodyReads, onServer() ? 3 : 2);
+    assert.deepEqual(countersOf(await batchStatus(svc, token, ids[0]!)), {
+      status: 'completed',
+      received_count: 3,
+      validated_ok: 3,
+      validated_failed: 0,
+      upserted: 3,
+      failed: 0,
+    });
+    assert.deepEqual(countersOf(await batchStatus(svc, token, ids[1]!)), {
+      status: 'completed_with_errors',
+      received_count: 3,
+      validated_ok: 2,
+      validated_failed: 1,
+      upserted: 2,
+      failed: 1,
+    });
+    const products = await svc.request({ method: 'GET', url: '/products?limit=10', token });
+    assert.equal(products.json<{ data: unknown[] }>().data.length, 5);
   });
 });
