@@ -400,6 +400,77 @@ void describe('recovery paths of the batch processor, on the real database', () 
     assert.deepEqual(await snapshot(token, batchId), once);
   });
 
+  /**
+   * The database, but a transaction's variants upsert fails as PostgreSQL fails a value it cannot
+   * take (SQLSTATE 22P02) whenever its rows hold `sku`; counts the reads of batch bodies.
+   */
+  function failingWritesOf(db: Database, sku: string) {
+    const counted = { bodyReads: 0 };
+    const wrapped: Database = {
+      ...db,
+      query<R>(text: string, params?: readonly unknown[]) {
+        if (text.includes('SELECT body FROM batch_payloads')) counted.bodyReads++;
+        return db.query<R>(text, params);
+      },
+      transaction: (fn) =>
+        db.transaction((tx) =>
+          fn({
+            ...tx,
+            query<R>(text: string, params?: readonly unknown[]) {
+              if (/INSERT INTO variants/.test(text) && String(params?.[1]).includes(`"${sku}"`)) {
+                return Promise.reject(Object.assign(new Error('invalid input syntax'), { code: '22P02' }));
+              }
+              return tx.query<R>(text, params);
+            },
+          }),
+        ),
+    };
+    return { db: wrapped, counted };
+  }
+
+  void test('a chunk whose write fails on its data is written item by item, the item that still fails as internal_error', async () => {
+    const tenant = svc.tenant('narrowed');
+    const token = await svc.token(tenant);
+    const poisoned = product();
+    const items = [product(), poisoned, withoutName(), product()];
+    const batchId = await storeBatch(tenant, items);
+    const { db, counted } = failingWritesOf(svc.service.db, skuOf(poisoned));
+
+    const outcome = await processorOn(db, 1000).processBatch(tenant, batchId, new AbortController().signal);
+
+    assert.deepEqual(outcome, { status: 'completed_with_errors', upserted: 2, failed: 2 });
+    // Read once to validate and merge, and once more to narrow the failed write down: the run keeps
+    // no items while it writes.
+    assert.equal(counted.bodyReads, 2);
+    const { status, errors, products } = await snapshot(token, batchId);
+    assert.deepEqual(countersOf(status), {
+      status: 'completed_with_errors',
+      received_count: 4,
+      validated_ok: 3,
+      validated_failed: 1,
+      upserted: 2,
+      failed: 2,
+    });
+    assert.deepEqual(errorShapes(errors), [
+      {
+        index: 1,
+        external_id: poisoned.external_id,
+        sku: skuOf(poisoned),
+        errors: [{ field: '', code: 'internal_error' }],
+      },
+      {
+        index: 2,
+        external_id: items[2]!.external_id,
+        sku: skuOf(items[2]!),
+        errors: [{ field: 'name', code: 'required' }],
+      },
+    ]);
+    assert.deepEqual(
+      products.map((p) => p.external_id).sort(),
+      [items[0]!.external_id, items[3]!.external_id].sort(),
+    );
+  });
+
   void test('processBatch run twice at once settles every item exactly once', async () => {
     const tenant = svc.tenant('racing');
     const token = await svc.token(tenant);
