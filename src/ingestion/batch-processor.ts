@@ -326,16 +326,21 @@ export function createBatchProcessor(deps: {
     for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
       if (signal.aborted) throw new ShutdownError();
       const to = Math.min(from + chunkSize, batch.received_count);
+      // The rows merged ahead of time if they still hold; else the items, to merge now (read again
+      // if this run has none: reading is not writing, so its failure is never narrowed down below).
+      let chunk = preparedChunk(prepared, from, to, pipeline);
+      let items: ChunkItems | null = null;
+      if (!chunk) {
+        verdicts ??= await readVerdicts(key);
+        if (!verdicts) return outcome; // ended by another run
+        items = validItemsIn(verdicts.valid, from, to);
+      }
+      // After the last chunk the batch's items are not needed: they go before its rows are written.
+      if (to >= batch.received_count) verdicts = null;
       let step: { upserted: number; failed: number } | null;
       try {
-        let chunk = preparedChunk(prepared, from, to, pipeline);
-        if (!chunk) {
-          verdicts ??= await readVerdicts(key);
-          if (!verdicts) return outcome; // ended by another run
-          chunk = (await mergeChunk(tenantId, from, to, validItemsIn(verdicts.valid, from, to))).writable;
-        }
-        // Past the last chunk's merge the items are garbage: let them go before its rows are written.
-        if (to >= batch.received_count) verdicts = null;
+        chunk ??= (await mergeChunk(tenantId, from, to, items ?? [])).writable;
+        items = null;
         step = await applyChunk(batch, chunk, chunkPipeline);
       } catch (error) {
         // A lost connection or a server restart is the job's to retry; only a write the data

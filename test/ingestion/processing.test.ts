@@ -471,6 +471,46 @@ void describe('recovery paths of the batch processor, on the real database', () 
     );
   });
 
+  void test('a stale prepared merge whose items cannot be read again fails the run, and nothing is narrowed down', async () => {
+    const tenant = svc.tenant('stale-unreadable');
+    const token = await svc.token(tenant);
+    const item = product();
+    const batchId = await storeBatch(tenant, [item]);
+    const prepared = await processorOn(svc.service.db, 1000).prepareBatch(tenant, batchId);
+    let reads = 0;
+    const db: Database = {
+      ...svc.service.db,
+      query<R>(text: string, params?: readonly unknown[]) {
+        if (text.includes('SELECT body FROM batch_payloads')) {
+          reads++;
+          return Promise.reject(new Error('heap out of memory'));
+        }
+        return svc.service.db.query<R>(text, params);
+      },
+    };
+
+    // The batch before it wrote its sku, so the merge is redone on the items, read again.
+    const pipeline = { prepared, writtenSince: new Set([skuOf(item)]) };
+    await assert.rejects(
+      processorOn(db, 1000).processBatch(tenant, batchId, new AbortController().signal, pipeline),
+      /heap out of memory/,
+    );
+    assert.equal(reads, 1, 'a failed read is not a failed write: no item-by-item retry reads it again');
+    // Validation was recorded before the chunk; the batch waits for its next run (not terminal, so
+    // its errors are read as one page).
+    assert.deepEqual(countersOf(await batchStatus(svc, token, batchId)), {
+      status: 'processing',
+      received_count: 1,
+      validated_ok: 1,
+      validated_failed: 0,
+      upserted: 0,
+      failed: 0,
+    });
+    const errors = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}/errors`, token });
+    assert.deepEqual(errors.json<{ data: unknown[] }>().data, []);
+    assert.deepEqual(await allProducts(svc, token), []);
+  });
+
   void test('processBatch run twice at once settles every item exactly once', async () => {
     const tenant = svc.tenant('racing');
     const token = await svc.token(tenant);
