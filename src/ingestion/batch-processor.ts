@@ -75,13 +75,18 @@ export interface PreparedBatch {
   /**
    * Its first unsettled chunk, merged against the catalog as it stood when prepared. The batch's
    * items are not kept: a run that needs them again (the merge went stale, or the batch has more
-   * chunks) reads them again.
+   * chunks) reads them again. A chunk naming a sku that the batch being written writes would go
+   * stale for sure (a client sending the same products again); it is kept unmerged instead, its
+   * items to be merged in its turn.
    */
-  chunk: {
-    /** The skus whose stored rows the merge read. */
-    skus: string[];
-    writable: WritableChunk;
-  } | null;
+  chunk:
+    | {
+        /** The skus whose stored rows the merge read. */
+        skus: string[];
+        writable: WritableChunk;
+      }
+    | { from: number; to: number; items: ChunkItems }
+    | null;
 }
 
 /** What the worker hands a run when it pipelines a tenant's batches. */
@@ -106,7 +111,12 @@ export interface BatchProcessor {
    * stands, writing nothing. The worker prepares a tenant's next batch while the current one is
    * being written, so the CPU work of one overlaps the database work of the other.
    */
-  prepareBatch(tenantId: string, batchId: string): Promise<PreparedBatch | null>;
+  prepareBatch(
+    tenantId: string,
+    batchId: string,
+    /** The skus being written meanwhile, as far as known: a merge that reads one is left for later. */
+    beingWritten?: ReadonlySet<string>,
+  ): Promise<PreparedBatch | null>;
   processBatch(
     tenantId: string,
     batchId: string,
@@ -214,20 +224,22 @@ export function createBatchProcessor(deps: {
   }
 
   /**
-   * The prepared chunk if it is [from, to) and still holds: nothing written since it was merged
-   * touched the skus it read (this worker is the only writer of the tenant's catalog while it holds
+   * What was prepared of [from, to): its rows if they still hold (nothing written since the merge
+   * touched the skus it read; this worker is the only writer of the tenant's catalog while it holds
    * the tenant lock; were the lock's session lost mid-run, a second worker could write too, as it
-   * always could).
+   * always could), or its items if they were kept to be merged now.
    */
   function preparedChunk(
     prepared: PreparedBatch | null,
     from: number,
     to: number,
     pipeline: PipelineOptions,
-  ) {
+  ): { writable: WritableChunk } | { items: ChunkItems } | null {
     const ahead = prepared?.chunk;
-    if (!ahead || ahead.writable.from !== from || ahead.writable.to !== to) return null;
-    return ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? null : ahead.writable;
+    if (!ahead) return null;
+    if ('items' in ahead) return ahead.from === from && ahead.to === to ? { items: ahead.items } : null;
+    if (ahead.writable.from !== from || ahead.writable.to !== to) return null;
+    return ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? null : { writable: ahead.writable };
   }
 
   /** Writes a chunk in one transaction; null when another run already did. Written skus go to the pipeline. */
@@ -326,11 +338,13 @@ export function createBatchProcessor(deps: {
     for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
       if (signal.aborted) throw new ShutdownError();
       const to = Math.min(from + chunkSize, batch.received_count);
-      // The rows merged ahead of time if they still hold; else the items, to merge now (read again
-      // if this run has none: reading is not writing, so its failure is never narrowed down below).
-      let chunk = preparedChunk(prepared, from, to, pipeline);
-      let items: ChunkItems | null = null;
-      if (!chunk) {
+      // The rows merged ahead of time if they still hold; else the items, to merge now (kept ahead, or
+      // read again if this run has none: reading is not writing, so its failure is never narrowed
+      // down below).
+      const ahead = preparedChunk(prepared, from, to, pipeline);
+      let chunk = ahead && 'writable' in ahead ? ahead.writable : null;
+      let items: ChunkItems | null = ahead && 'items' in ahead ? ahead.items : null;
+      if (!chunk && !items) {
         verdicts ??= await readVerdicts(key);
         if (!verdicts) return outcome; // ended by another run
         items = validItemsIn(verdicts.valid, from, to);
@@ -357,16 +371,21 @@ export function createBatchProcessor(deps: {
   }
 
   return {
-    async prepareBatch(tenantId, batchId) {
+    async prepareBatch(tenantId, batchId, beingWritten) {
       const batch = await findBatch(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status)) return null;
       const verdicts = await readVerdicts({ tenantId, batchId });
       if (!verdicts) return null; // ended meanwhile
       const { valid, failures } = verdicts;
+      const judged = { batchId, validCount: valid.size, failures };
       const from = resumeIndex(batch);
       const to = Math.min(from + chunkSize, batch.received_count);
-      const chunk = from < to ? await mergeChunk(tenantId, from, to, validItemsIn(valid, from, to)) : null;
-      return { batchId, validCount: valid.size, failures, chunk };
+      if (from >= to) return { ...judged, chunk: null };
+      const items = validItemsIn(valid, from, to);
+      // Merging against skus the batch being written writes would surely be redone in its turn.
+      const doomed = beingWritten !== undefined && skusOf(items).some((sku) => beingWritten.has(sku));
+      const chunk = doomed ? { from, to, items } : await mergeChunk(tenantId, from, to, items);
+      return { ...judged, chunk };
     },
 
     async processBatch(tenantId, batchId, signal, pipeline = {}) {

@@ -73,9 +73,13 @@ export function createBatchWorker(deps: {
   }
 
   /** Prepares a batch ahead of its turn; a failure only means it is prepared again in its turn. */
-  async function prepareQuietly(tenantId: string, batchId: string): Promise<PreparedBatch | null> {
+  async function prepareQuietly(
+    tenantId: string,
+    batchId: string,
+    beingWritten: ReadonlySet<string>,
+  ): Promise<PreparedBatch | null> {
     try {
-      return await processor.prepareBatch(tenantId, batchId);
+      return await processor.prepareBatch(tenantId, batchId, beingWritten);
     } catch (error) {
       log.warn({ err: error, tenantId, batchId }, 'preparing a batch ahead of its turn failed');
       return null;
@@ -110,7 +114,7 @@ export function createBatchWorker(deps: {
           written: (written = new Set()),
           onWriting: () => {
             if (nextId && prepareAhead && !ahead && !stopping()) {
-              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId) };
+              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId, written) };
             }
           },
         };
