@@ -51,6 +51,11 @@ export interface IngestionBenchResult {
   productsPerBatch: number;
   fresh: RunFigures;
   update: RunFigures;
+  /**
+   * The same 1000 products sent again and again, new prices each time (a client resending, or a
+   * price feed): every batch names the skus of the batch before it.
+   */
+  resend: RunFigures;
   /** Submissions of the end-to-end runs: each while the worker processes the ones before it. */
   submitLatencyMs: { p50: number; p99: number; n: number };
   /** Submissions while the 50 pollers poll as well (paced, then back to back). */
@@ -169,11 +174,15 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
   try {
     const fresh: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
     const update: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
+    const resend: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
     for (let r = 0; r < options.repeats; r++) {
       const prefix = `r${r}-${randomUUID().slice(0, 8)}`;
       const batches = Array.from({ length: options.batchesPerRun }, (_, b) => generateBatch(prefix, b));
       const updates = Array.from({ length: options.batchesPerRun }, (_, b) =>
         generateBatch(prefix, b, { generation: 1 }),
+      );
+      const resends = Array.from({ length: options.batchesPerRun }, (_, g) =>
+        generateBatch(prefix, 0, { generation: 2 + g }),
       );
       const client = await clientFor(`bench-${prefix}`);
 
@@ -193,16 +202,29 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
         updates.map((items) => JSON.stringify({ items })),
         submitLatencies,
       );
-      countIngested(2 * options.batchesPerRun * BATCH);
+      await baseline.settle();
+      const baseResend = (options.batchesPerRun * BATCH) / (await baseline.run(resends, `base-${prefix}`));
+      await baseline.settle();
+      // Its submissions are not counted with the others, so that figure stays comparable.
+      const e2eResend = await endToEnd(
+        client,
+        resends.map((items) => JSON.stringify({ items })),
+        [],
+      );
+      countIngested(3 * options.batchesPerRun * BATCH);
       fresh.baseline.push(baseFresh);
       fresh.endToEnd.push(e2eFresh);
       fresh.ratio.push(e2eFresh / baseFresh);
       update.baseline.push(baseUpdate);
       update.endToEnd.push(e2eUpdate);
       update.ratio.push(e2eUpdate / baseUpdate);
+      resend.baseline.push(baseResend);
+      resend.endToEnd.push(e2eResend);
+      resend.ratio.push(e2eResend / baseResend);
       log(
         `repeat ${r + 1}/${options.repeats}: fresh ${e2eFresh.toFixed(0)}/s vs baseline ${baseFresh.toFixed(0)}/s; ` +
-          `update ${e2eUpdate.toFixed(0)}/s vs ${baseUpdate.toFixed(0)}/s`,
+          `update ${e2eUpdate.toFixed(0)}/s vs ${baseUpdate.toFixed(0)}/s; ` +
+          `resend ${e2eResend.toFixed(0)}/s vs ${baseResend.toFixed(0)}/s`,
       );
     }
 
@@ -285,6 +307,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
       productsPerBatch: BATCH,
       fresh: fresh,
       update,
+      resend,
       submitLatencyMs: {
         p50: percentile(submitLatencies, 50),
         p99: percentile(submitLatencies, 99),

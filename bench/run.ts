@@ -52,6 +52,7 @@ function table(result: IngestionBenchResult): string {
     '|---|---|---|---|',
     row('fresh catalog', result.fresh),
     row('update of the same products', result.update),
+    row('the same 1000 products, sent again batch after batch', result.resend),
     '',
     `| latency | p50 ms | p99 ms | samples |`,
     '|---|---|---|---|',
