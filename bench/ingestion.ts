@@ -185,46 +185,32 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
         generateBatch(prefix, 0, { generation: 2 + g }),
       );
       const client = await clientFor(`bench-${prefix}`);
+      /**
+       * One phase of a repeat: the batches upserted straight into the database, then through the
+       * service (serialized before its timing starts), each after autovacuum has settled.
+       */
+      const phase = async (figures: RunFigures, items: unknown[][], latencies: number[]) => {
+        await baseline.settle();
+        const base = (items.length * BATCH) / (await baseline.run(items, `base-${prefix}`));
+        await baseline.settle();
+        const e2e = await endToEnd(
+          client,
+          items.map((batch) => JSON.stringify({ items: batch })),
+          latencies,
+        );
+        figures.baseline.push(base);
+        figures.endToEnd.push(e2e);
+        figures.ratio.push(e2e / base);
+        return `${e2e.toFixed(0)}/s vs baseline ${base.toFixed(0)}/s`;
+      };
 
-      await baseline.settle();
-      const baseFresh = (options.batchesPerRun * BATCH) / (await baseline.run(batches, `base-${prefix}`));
-      await baseline.settle();
-      const e2eFresh = await endToEnd(
-        client,
-        batches.map((items) => JSON.stringify({ items })),
-        submitLatencies,
-      );
-      await baseline.settle();
-      const baseUpdate = (options.batchesPerRun * BATCH) / (await baseline.run(updates, `base-${prefix}`));
-      await baseline.settle();
-      const e2eUpdate = await endToEnd(
-        client,
-        updates.map((items) => JSON.stringify({ items })),
-        submitLatencies,
-      );
-      await baseline.settle();
-      const baseResend = (options.batchesPerRun * BATCH) / (await baseline.run(resends, `base-${prefix}`));
-      await baseline.settle();
+      const freshLine = await phase(fresh, batches, submitLatencies);
+      const updateLine = await phase(update, updates, submitLatencies);
       // Its submissions are not counted with the others, so that figure stays comparable.
-      const e2eResend = await endToEnd(
-        client,
-        resends.map((items) => JSON.stringify({ items })),
-        [],
-      );
+      const resendLine = await phase(resend, resends, []);
       countIngested(3 * options.batchesPerRun * BATCH);
-      fresh.baseline.push(baseFresh);
-      fresh.endToEnd.push(e2eFresh);
-      fresh.ratio.push(e2eFresh / baseFresh);
-      update.baseline.push(baseUpdate);
-      update.endToEnd.push(e2eUpdate);
-      update.ratio.push(e2eUpdate / baseUpdate);
-      resend.baseline.push(baseResend);
-      resend.endToEnd.push(e2eResend);
-      resend.ratio.push(e2eResend / baseResend);
       log(
-        `repeat ${r + 1}/${options.repeats}: fresh ${e2eFresh.toFixed(0)}/s vs baseline ${baseFresh.toFixed(0)}/s; ` +
-          `update ${e2eUpdate.toFixed(0)}/s vs ${baseUpdate.toFixed(0)}/s; ` +
-          `resend ${e2eResend.toFixed(0)}/s vs ${baseResend.toFixed(0)}/s`,
+        `repeat ${r + 1}/${options.repeats}: fresh ${freshLine}; update ${updateLine}; resend ${resendLine}`,
       );
     }
 
