@@ -217,8 +217,13 @@ export function createBatchProcessor(deps: {
   }
 
   /** Merges the items of [from, to) on top of the stored variants they name, ready to write. */
-  async function mergeChunk(tenantId: string, from: number, to: number, items: ChunkItems) {
-    const skus = skusOf(items);
+  async function mergeChunk(
+    tenantId: string,
+    from: number,
+    to: number,
+    items: ChunkItems,
+    skus = skusOf(items),
+  ) {
     const merged = mergeItems(items, await findVariantsBySku(db, tenantId, skus));
     return { skus, writable: toWritable(from, to, items, merged) };
   }
@@ -383,8 +388,9 @@ export function createBatchProcessor(deps: {
       if (from >= to) return { ...judged, chunk: null };
       const items = validItemsIn(valid, from, to);
       // Merging against skus the batch being written writes would surely be redone in its turn.
-      const doomed = beingWritten !== undefined && skusOf(items).some((sku) => beingWritten.has(sku));
-      const chunk = doomed ? { from, to, items } : await mergeChunk(tenantId, from, to, items);
+      const skus = skusOf(items);
+      const doomed = beingWritten !== undefined && skus.some((sku) => beingWritten.has(sku));
+      const chunk = doomed ? { from, to, items } : await mergeChunk(tenantId, from, to, items, skus);
       return { ...judged, chunk };
     },
 
