@@ -73,11 +73,11 @@ export interface PreparedBatch {
   validCount: number;
   failures: ItemFailure[];
   /**
-   * Its first unsettled chunk, merged against the catalog as it stood when prepared. The batch's
-   * items are not kept: a run that needs them again (the merge went stale, or the batch has more
-   * chunks) reads them again. A chunk naming a sku that the batch being written writes would go
-   * stale for sure (a client sending the same products again); it is kept unmerged instead, its
-   * items to be merged in its turn.
+   * Its first unsettled chunk, merged against the catalog as it stood when prepared; no parsed
+   * item is kept with it, and a run that needs the items again (the merge went stale, or the batch
+   * has more chunks) reads them again. Only a chunk naming a sku that the batch being written writes,
+   * whose merge would surely go stale (a client sending the same products again), keeps its
+   * validated items instead, unmerged, to be merged in its turn (and then let go).
    */
   chunk:
     | {
@@ -239,12 +239,19 @@ export function createBatchProcessor(deps: {
     from: number,
     to: number,
     pipeline: PipelineOptions,
-  ): { writable: WritableChunk } | { items: ChunkItems } | null {
+  ): { chunk: WritableChunk | null; items: ChunkItems | null } {
+    const none = { chunk: null, items: null };
     const ahead = prepared?.chunk;
-    if (!ahead) return null;
-    if ('items' in ahead) return ahead.from === from && ahead.to === to ? { items: ahead.items } : null;
-    if (ahead.writable.from !== from || ahead.writable.to !== to) return null;
-    return ahead.skus.some((sku) => pipeline.writtenSince?.has(sku)) ? null : { writable: ahead.writable };
+    if (!prepared || !ahead) return none;
+    if ('items' in ahead) {
+      if (ahead.from !== from || ahead.to !== to) return none;
+      // Taken, so that the prepared batch does not hold the parsed items while they are written.
+      prepared.chunk = null;
+      return { chunk: null, items: ahead.items };
+    }
+    if (ahead.writable.from !== from || ahead.writable.to !== to) return none;
+    const stale = ahead.skus.some((sku) => pipeline.writtenSince?.has(sku));
+    return { chunk: stale ? null : ahead.writable, items: null };
   }
 
   /** Writes a chunk in one transaction; null when another run already did. Written skus go to the pipeline. */
@@ -346,9 +353,7 @@ export function createBatchProcessor(deps: {
       // The rows merged ahead of time if they still hold; else the items, to merge now (kept ahead, or
       // read again if this run has none: reading is not writing, so its failure is never narrowed
       // down below).
-      const ahead = preparedChunk(prepared, from, to, pipeline);
-      let chunk = ahead && 'writable' in ahead ? ahead.writable : null;
-      let items: ChunkItems | null = ahead && 'items' in ahead ? ahead.items : null;
+      let { chunk, items } = preparedChunk(prepared, from, to, pipeline);
       if (!chunk && !items) {
         verdicts ??= await readVerdicts(key);
         if (!verdicts) return outcome; // ended by another run

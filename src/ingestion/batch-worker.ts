@@ -108,16 +108,20 @@ export function createBatchWorker(deps: {
           if (ahead.batchId === batchId) prepared = ready;
           ahead = null;
         }
+        // The skus this batch writes, collected as its chunks are sent: the next batch's preparation
+        // leaves unmerged a chunk that names one of them.
+        const writing = new Set<string>();
         const pipeline: PipelineOptions = {
           prepared,
           writtenSince: written,
-          written: (written = new Set()),
+          written: writing,
           onWriting: () => {
             if (nextId && prepareAhead && !ahead && !stopping()) {
-              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId, written) };
+              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId, writing) };
             }
           },
         };
+        written = writing;
         if (!(await processOne(tenantId, batchId, pipeline))) return 'handed-off';
       }
     } finally {

@@ -38,9 +38,10 @@ const BODY_READ = /SELECT body FROM batch_payloads/;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The database, counting the catalog's sku look-ups and the reads of batch bodies. With `holdFirstWrite`, the first transaction
- * that writes variants waits before committing until a look-up has run outside any transaction (the
- * next batch's preparation), so that look-up surely reads the catalog as it was before that write.
+ * The database, counting the catalog's sku look-ups and the reads of batch bodies. With
+ * `holdFirstWrite`, the first transaction that writes variants waits before committing until a
+ * look-up has run outside any transaction (the next batch's preparation), so that look-up surely
+ * reads the catalog as it was before that write.
  */
 function instrumented(db: Database, { holdFirstWrite = false } = {}) {
   let lookups = 0;
@@ -219,6 +220,47 @@ void describe('batches prepared ahead of their turn', () => {
     { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
     () => overlappingBatches('later-chunk'),
   );
+
+  void test('a batch kept unmerged ahead of its turn reads its items again only for its later chunks', async () => {
+    const tenant = svc.tenant('pipeline-kept-chunks');
+    const token = await svc.token(tenant);
+    const sku = `sku-${randomUUID()}`;
+    const owner = product({
+      variants: [variant({ sku, images: [{ url: 'https://cdn.example/a.jpg', angle: 10 }] })],
+    });
+    const first = await storeBatch(tenant, [owner]);
+    const again = { ...owner, variants: [variant({ sku, images: [{ url: 'https://cdn.example/b.jpg' }] })] };
+    const second = await storeBatch(tenant, [again, product(), product()]);
+
+    const { preparedRuns, lookups, bodyReads } = await drain(tenant, { chunkSize: 2 });
+
+    // The second batch's first chunk names the sku the first batch writes: on a server it is kept
+    // unmerged and merged in its turn, and only its second chunk needs the body read again.
+    assert.deepEqual(preparedRuns, onServer() ? [second] : []);
+    assert.equal(lookups, 3);
+    assert.equal(bodyReads, onServer() ? 3 : 2);
+    assert.equal((await batchStatus(svc, token, first)).status, 'completed');
+    assert.deepEqual(countersOf(await batchStatus(svc, token, second)), {
+      status: 'completed',
+      received_count: 3,
+      validated_ok: 3,
+      validated_failed: 0,
+      upserted: 3,
+      failed: 0,
+    });
+    assert.deepEqual(await imagesOf(token, owner.external_id as string), [
+      {
+        ...(variant({ sku }) as object),
+        sku,
+        images: [
+          { url: 'https://cdn.example/a.jpg', angle: 10 },
+          { url: 'https://cdn.example/b.jpg', angle: null },
+        ],
+      },
+    ]);
+    const products = await svc.request({ method: 'GET', url: '/products?limit=10', token });
+    assert.equal(products.json<{ data: unknown[] }>().data.length, 3);
+  });
 
   void test('batches with skus of their own are merged once, ahead of their turn', async () => {
     const tenant = svc.tenant('pipeline-disjoint');
