@@ -121,10 +121,20 @@ async function drain(tenant: string, options: { holdFirstWrite?: boolean; chunkS
   };
 }
 
-const imagesOf = async (token: string, externalId: string) => {
+/** The owner's one variant holds the image the first batch stored and the one the second added. */
+const assertImagesMerged = async (token: string, externalId: string, sku: string) => {
   const res = await svc.request({ method: 'GET', url: `/products/${externalId}`, token });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ variants: Array<{ sku: string; images: unknown[] }> }>().variants;
+  assert.deepEqual(res.json<{ variants: unknown[] }>().variants, [
+    {
+      ...(variant({ sku }) as object),
+      sku,
+      images: [
+        { url: 'https://cdn.example/a.jpg', angle: 10 },
+        { url: 'https://cdn.example/b.jpg', angle: null },
+      ],
+    },
+  ]);
 };
 
 /**
@@ -199,16 +209,7 @@ async function overlappingBatches(mode: 'same-chunk' | 'later-chunk'): Promise<v
     })),
     [{ index: 0, codes: ['sku_conflict'] }],
   );
-  assert.deepEqual(await imagesOf(token, owner.external_id as string), [
-    {
-      ...(variant({ sku }) as object),
-      sku,
-      images: [
-        { url: 'https://cdn.example/a.jpg', angle: 10 },
-        { url: 'https://cdn.example/b.jpg', angle: null },
-      ],
-    },
-  ]);
+  await assertImagesMerged(token, owner.external_id as string, sku);
 }
 
 void describe('batches prepared ahead of their turn', () => {
@@ -248,16 +249,7 @@ void describe('batches prepared ahead of their turn', () => {
       upserted: 3,
       failed: 0,
     });
-    assert.deepEqual(await imagesOf(token, owner.external_id as string), [
-      {
-        ...(variant({ sku }) as object),
-        sku,
-        images: [
-          { url: 'https://cdn.example/a.jpg', angle: 10 },
-          { url: 'https://cdn.example/b.jpg', angle: null },
-        ],
-      },
-    ]);
+    await assertImagesMerged(token, owner.external_id as string, sku);
     const products = await svc.request({ method: 'GET', url: '/products?limit=10', token });
     assert.equal(products.json<{ data: unknown[] }>().data.length, 3);
   });
