@@ -117,6 +117,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
     if (typeof tenant !== 'string' || tenant.length === 0) {
       throw new ForbiddenError(`The token names no tenant (claim "${options.tenantClaim}").`);
     }
+    // PostgreSQL text cannot hold U+0000, so no tenant can have it in its id.
+    if (tenant.includes('\u0000')) {
+      throw new ForbiddenError(
+        `The token's tenant (claim "${options.tenantClaim}") is not a usable tenant id.`,
+      );
+    }
     const scopes = scopesOf(payload);
     if (!scopes.has(scope)) throw new ForbiddenError(`The token lacks the scope "${scope}".`);
     return { tenantId: tenant, scopes };

@@ -13,7 +13,8 @@ export interface CatalogService {
 export function createCatalogService({ db }: { db: Queryable }): CatalogService {
   return {
     async getProduct(tenantId, externalId) {
-      const product = await findProduct(db, tenantId, externalId);
+      // U+0000 cannot be stored (items holding it are refused), and PostgreSQL text cannot hold it.
+      const product = externalId.includes('\u0000') ? null : await findProduct(db, tenantId, externalId);
       if (!product) throw new NotFoundError('No product with this external_id.');
       return product;
     },

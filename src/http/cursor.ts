@@ -29,6 +29,8 @@ export function decodeCursor<T extends string | number>(
     throw invalid();
   }
   if (kind === 'number' && !Number.isSafeInteger(parsed[1])) throw invalid();
+  // No position this service issues holds U+0000 (no stored key can), and PostgreSQL text cannot.
+  if (kind === 'string' && (parsed[1] as string).includes('\u0000')) throw invalid();
   // Base64url decoding skips characters outside its alphabet: only the exact text this service
   // issued is a cursor, not one with something added to it.
   if (encodeCursor(scope, parsed[1] as string | number) !== cursor) throw invalid();

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
+import { assertProblem } from '../helpers/api-assertions.ts';
 import {
   ISO_MS,
   allProducts,
@@ -481,6 +482,25 @@ void describe('catalog reads', () => {
       Object.keys(problem).every((key) => ['type', 'title', 'status', 'detail', 'instance'].includes(key)),
       JSON.stringify(problem),
     );
+  });
+
+  void test('an external_id holding U+0000 is 404, and a cursor holding it is 400, not a database error', async () => {
+    // PostgreSQL text cannot hold U+0000: no product has it in its key, and no query may be sent it.
+    const token = await freshTenant();
+    for (const url of ['/products/%00', '/products/p-01%00', '/products/%00%00']) {
+      const res = await svc.request({ method: 'GET', url, token });
+      assertProblem(res, { slug: 'not-found', instance: url });
+    }
+    const cursor = Buffer.from(JSON.stringify(['products', 'p\u0000'])).toString('base64url');
+    const res = await svc.request({ method: 'GET', url: `/products?cursor=${cursor}`, token });
+    assertProblem(res, {
+      slug: 'validation-error',
+      instance: '/products',
+      errors: [{ field: 'cursor', code: 'invalid_value' }],
+    });
+    assert.deepEqual(res.json<{ errors: unknown }>().errors, [
+      { field: 'cursor', code: 'invalid_value', message: 'cursor is not a next_cursor of this list.' },
+    ]);
   });
 
   void test('an external_id with spaces, unicode and special characters round-trips', async () => {
