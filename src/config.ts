@@ -22,6 +22,8 @@ export interface Config {
     issuer: string | undefined;
     audience: string | undefined;
     tenantClaim: string;
+    /** `AUTH_REQUIRE_EXP=true`: tokens without `exp` are refused. */
+    requireExp: boolean;
   };
   limits: {
     ratePerMinute: number;
@@ -130,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       issuer: optional(env, 'AUTH_JWT_ISSUER'),
       audience: optional(env, 'AUTH_JWT_AUDIENCE'),
       tenantClaim: optional(env, 'AUTH_TENANT_CLAIM') ?? 'tenant_id',
+      requireExp: optional(env, 'AUTH_REQUIRE_EXP') === 'true',
     },
     limits: {
       ratePerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 120, 1),

@@ -101,6 +101,7 @@ export async function startService(
         issuer: config.auth.issuer,
         audience: config.auth.audience,
         tenantClaim: config.auth.tenantClaim,
+        requireExp: config.auth.requireExp,
       });
       const authorize = createAuthorize(verify);
       // The vision model loads in its worker threads while the rest starts; /readyz waits for it.

@@ -224,11 +224,6 @@ void describe('401 unauthorized on every protected endpoint', () => {
         garbage: 'garbage',
         'three garbage parts': 'abc.def.ghi',
         expired: await sign(secret, { tenant_id: tenant, scope: ALL_SCOPES, exp: nowSeconds() - 120 }),
-        'no exp claim (would never expire)': await sign(secret, {
-          tenant_id: tenant,
-          scope: ALL_SCOPES,
-          exp: undefined,
-        }),
         'not yet valid': await sign(secret, {
           tenant_id: tenant,
           scope: ALL_SCOPES,
@@ -289,6 +284,17 @@ void describe('the scheme is case-insensitive', () => {
       });
       assert.equal(res.statusCode, 200, `${scheme}: ${res.body}`);
     }
+  });
+});
+
+void describe('a token without exp', () => {
+  void test('is accepted by default: CONTRACT §3 does not list a missing exp among the 401s', async () => {
+    const key = new TextEncoder().encode(svc.secret);
+    const token = await sign(key, { tenant_id: svc.tenant(), scope: ALL_SCOPES, exp: undefined });
+    assert.equal(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp, undefined);
+    const res = await svc.request({ method: 'GET', url: '/products', token });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { data: [], next_cursor: null });
   });
 });
 
@@ -540,6 +546,28 @@ void describe('verified tokens are remembered, not trusted past their exp', () =
       assert.equal(error.message, 'The bearer token has expired.');
     });
   }
+
+  void test('a token without exp is valid (RFC 7519 makes it optional), unless requireExp is set', async () => {
+    const token = await new SignJWT({ tenant_id: 'acme', scope: 'ingestions:read' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(secret);
+    const { clock, check } = verifierAt(START);
+    const principal = { tenantId: 'acme', scopes: new Set(['ingestions:read']) };
+    assert.deepEqual(await check(`Bearer ${token}`, 'ingestions:read'), principal);
+    // Remembered without an expiry of its own, and still valid when verified again.
+    clock.now += 365 * 24 * 3600_000;
+    assert.deepEqual(await check(`Bearer ${token}`, 'ingestions:read'), principal);
+
+    const strict = createTokenVerifier({
+      keys,
+      tenantClaim: 'tenant_id',
+      requireExp: true,
+      now: () => START,
+    });
+    const error = await rejection(strict(`Bearer ${token}`, 'ingestions:read'));
+    assert.ok(error instanceof UnauthorizedError);
+    assert.equal(error.message, 'The bearer token\'s "exp" claim is not acceptable.');
+  });
 
   void test('a remembered token still needs the scope of each request', async () => {
     const { check } = verifierAt(START);

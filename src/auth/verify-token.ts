@@ -25,6 +25,12 @@ export interface TokenVerifierOptions {
   audience?: string | undefined;
   tenantClaim: string;
   /**
+   * Refuse tokens without `exp` (401). Off by default: CONTRACT §3 lists what makes a token invalid,
+   * and a missing `exp` is not on the list (RFC 7519 makes the claim optional). An operator whose
+   * issuer always sets it can turn this on, so that a leaked token cannot stay valid forever.
+   */
+  requireExp?: boolean;
+  /**
    * How long a verified token is remembered, so that a client polling with one token is not
    * re-verified on every request (0 turns it off). A remembered token is still refused once its
    * `exp` passes. A key withdrawn from the JWKS stops admitting its tokens once the key set is
@@ -63,7 +69,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
     const remembered = verified.get(token);
     if (remembered && now() < remembered.exp * 1000) return remembered;
     const payload = await verifySignatureAndClaims(token);
-    if (typeof payload.exp === 'number') verified.set(token, { ...payload, exp: payload.exp });
+    // A token without `exp` never expires; it is remembered for the cache's time-to-live only.
+    verified.set(token, { ...payload, exp: typeof payload.exp === 'number' ? payload.exp : Infinity });
     return payload;
   };
 
@@ -74,11 +81,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
     } catch {
       throw new UnauthorizedError('The bearer token is malformed.', true);
     }
-    // A token must expire: one without `exp` would be valid forever if it leaked.
     const claims = {
       issuer: options.issuer,
       audience: options.audience,
-      requiredClaims: ['exp'],
+      requiredClaims: options.requireExp ? ['exp'] : [],
       currentDate: new Date(now()),
     };
     try {
