@@ -138,10 +138,13 @@ export function createSafeFetch(options: SafeFetchOptions): FetchImage {
     for (const { address } of addresses) {
       const category = addressPolicy(address);
       if (category) {
-        const shown = literal ? address : `${hostname} (${address})`;
+        // A name's address is not shown: the answer must not tell a caller what internal names
+        // resolve to. An address the URL itself names is the caller's own text.
         throw new FetchFailure(
           'blocked-address',
-          `Blocked address: ${shown} is ${article(category)} address`,
+          literal
+            ? `Blocked address: ${address} is ${article(category)} address`
+            : `Blocked address: ${hostname} resolves to ${article(category)} address`,
         );
       }
     }
