@@ -113,8 +113,8 @@ export function createSafeFetch(options: SafeFetchOptions): FetchImage {
   const addressPolicy =
     options.addressPolicy ?? ((address) => blockedCategory(address, options.allowPrivateHosts));
 
-  /** Resolves and checks one host; answers the address to connect to. */
-  const checkHost = async (url: URL): Promise<LookupAddress> => {
+  /** Resolves and checks one host; answers the addresses to connect to, in the resolver's order. */
+  const checkHost = async (url: URL): Promise<LookupAddress[]> => {
     const hostname = url.hostname.replace(/^\[|\]$/g, '');
     const literal = isIP(hostname);
     let addresses: LookupAddress[];
@@ -124,8 +124,12 @@ export function createSafeFetch(options: SafeFetchOptions): FetchImage {
       // RFC 6761: names under .invalid never resolve; answer so without asking a DNS server.
       throw new FetchFailure('host-not-found', `Host not found: ${hostname}`);
     } else if (/(^|\.)localhost\.?$/i.test(hostname)) {
-      // RFC 6761: localhost names are loopback whatever a resolver says.
-      addresses = [{ address: '127.0.0.1', family: 4 }];
+      // RFC 6761: localhost names are loopback whatever a resolver says. Both families: a server
+      // that listens on `localhost` may have bound ::1 alone.
+      addresses = [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
     } else {
       try {
         addresses = await resolveHost(hostname);
@@ -148,24 +152,25 @@ export function createSafeFetch(options: SafeFetchOptions): FetchImage {
         );
       }
     }
-    return addresses[0]!;
+    return addresses;
   };
 
   return async (rawUrl, outerSignal) => {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = outerSignal ? AbortSignal.any([timeout, outerSignal]) : timeout;
-    const pinned = new Map<string, LookupAddress>();
+    const pinned = new Map<string, LookupAddress[]>();
     const agent = new Agent({
       connect: {
         timeout: timeoutMs,
         lookup: (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback) => {
-          const address = pinned.get(hostname);
-          if (!address) {
+          const addresses = pinned.get(hostname);
+          if (!addresses?.[0]) {
             callback(Object.assign(new Error(`unchecked host ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
           } else if (lookupOptions.all) {
-            callback(null, [address]);
+            // Node tries each in turn (autoSelectFamily), as it would the resolver's own answer.
+            callback(null, addresses);
           } else {
-            callback(null, address.address, address.family);
+            callback(null, addresses[0].address, addresses[0].family);
           }
         },
       },

@@ -53,17 +53,21 @@ type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 /** A loopback HTTP server answering `routes[path]`; 404 for anything else. */
 export async function startServer(
   routes: Record<string, Handler>,
+  host = '127.0.0.1',
 ): Promise<{ url: (path: string) => string; port: number; close: () => Promise<void> }> {
   const server = http.createServer((request, response) => {
     const handler = routes[(request.url ?? '/').split('?')[0]!];
     if (handler) handler(request, response);
     else response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     port,
-    url: (path) => `http://127.0.0.1:${port}${path}`,
+    url: (path) => `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -178,6 +178,30 @@ void test('refuses loopback and private addresses before connecting when they ar
   );
 });
 
+void test('a localhost URL reaches a server bound to ::1 alone as well as one bound to 127.0.0.1', async (t) => {
+  const v6 = await startServer({ '/photo.jpg': serve(photo) }, '::1').catch(() => null);
+  if (!v6) {
+    t.skip('this machine has no IPv6 loopback (::1) to listen on');
+    return;
+  }
+  try {
+    assert.deepEqual((await loopbackFetch(`http://localhost:${v6.port}/photo.jpg`)).body, photo);
+  } finally {
+    await v6.close();
+  }
+  assert.deepEqual((await loopbackFetch(`http://localhost:${server.port}/photo.jpg`)).body, photo);
+});
+
+void test('tries every checked address in turn: one refusing connections is not the end', async () => {
+  // Nothing listens on ::1 at the test server's port: the first answer refuses, the second serves.
+  const resolveHost = async () => [
+    { address: '::1', family: 6 },
+    { address: '127.0.0.1', family: 4 },
+  ];
+  const fetchImage = createSafeFetch({ allowPrivateHosts: true, resolveHost });
+  assert.deepEqual((await fetchImage(`http://images.test:${server.port}/photo.jpg`)).body, photo);
+});
+
 void test('connects to the address it checked, never asking DNS again', async () => {
   const asked: string[] = [];
   const resolveHost = async (hostname: string) => {
