@@ -132,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       issuer: optional(env, 'AUTH_JWT_ISSUER'),
       audience: optional(env, 'AUTH_JWT_AUDIENCE'),
       tenantClaim: optional(env, 'AUTH_TENANT_CLAIM') ?? 'tenant_id',
-      requireExp: optional(env, 'AUTH_REQUIRE_EXP') === 'true',
+      requireExp: flag(env, 'AUTH_REQUIRE_EXP', false),
     },
     limits: {
       ratePerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 120, 1),

@@ -131,7 +131,7 @@ function assertUnauthorized(res: LightMyRequestResponse, instance: string, token
 }
 
 let svc: TestService;
-/** Checks `iss` and `aud`, and names the tenant in `org`. */
+/** Checks `iss` and `aud`, names the tenant in `org`, and requires `exp` (AUTH_REQUIRE_EXP). */
 let svcClaims: TestService;
 /** Verifies RS256 with AUTH_JWT_PUBLIC_KEY only (no shared secret). */
 let svcRsa: TestService;
@@ -171,7 +171,12 @@ before(async () => {
 
   [svc, svcClaims, svcRsa, svcJwks, svcDev] = await Promise.all([
     startTestService(),
-    startTestService({ AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE, AUTH_TENANT_CLAIM: 'org' }),
+    startTestService({
+      AUTH_JWT_ISSUER: ISSUER,
+      AUTH_JWT_AUDIENCE: AUDIENCE,
+      AUTH_TENANT_CLAIM: 'org',
+      AUTH_REQUIRE_EXP: 'true',
+    }),
     startTestService({ AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: rsa.publicPem }),
     startTestService({ AUTH_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json` }),
     startTestService({ AUTH_JWT_SECRET: '', NODE_ENV: 'development', DATA_DIR: devDataDir }),
@@ -310,6 +315,8 @@ void describe('403 forbidden: tenant claim and scopes', () => {
         { tenant_id: null },
         { tenant: 'x' },
         { tenant_id: 'acme\u0000' },
+        // Stored as U+FFFD, a lone surrogate would make "acme\ud800" and "acme\ufffd" one tenant.
+        { tenant_id: 'acme\ud800' },
       ];
       for (const claims of claimsList) {
         const token = await sign(key, { scope: ALL_SCOPES, ...claims });
@@ -349,7 +356,7 @@ void describe('403 forbidden: tenant claim and scopes', () => {
   }
 });
 
-void describe('issuer, audience and AUTH_TENANT_CLAIM', () => {
+void describe('issuer, audience, AUTH_TENANT_CLAIM and AUTH_REQUIRE_EXP', () => {
   const key = () => new TextEncoder().encode(svcClaims.secret);
   const claimsFor = (org: string, extra: JWTPayload = {}): JWTPayload => ({
     org,
@@ -377,6 +384,23 @@ void describe('issuer, audience and AUTH_TENANT_CLAIM', () => {
     for (const claims of wrong) {
       assertUnauthorized(await list(await sign(key(), claims)), '/products/ingestions', true);
     }
+  });
+
+  void test('AUTH_REQUIRE_EXP=true: a token without exp is 401, saying the claim is required', async () => {
+    const org = svcClaims.tenant('org');
+    const res = await svcClaims.request({
+      method: 'GET',
+      url: '/products',
+      headers: bearer(await sign(key(), claimsFor(org, { exp: undefined }))),
+    });
+    assertUnauthorized(res, '/products', true);
+    assert.equal(
+      res.json<{ detail: string }>().detail,
+      'The bearer token has no "exp" claim, which is required.',
+    );
+    const withExp = await sign(key(), claimsFor(org));
+    const ok = await svcClaims.request({ method: 'GET', url: '/products', headers: bearer(withExp) });
+    assert.equal(ok.statusCode, 200, ok.body);
   });
 
   void test('the tenant comes from `org`; tenant_id is then just another claim', async () => {
@@ -554,7 +578,7 @@ void describe('verified tokens are remembered, not trusted past their exp', () =
     const { clock, check } = verifierAt(START);
     const principal = { tenantId: 'acme', scopes: new Set(['ingestions:read']) };
     assert.deepEqual(await check(`Bearer ${token}`, 'ingestions:read'), principal);
-    // Remembered without an expiry of its own, and still valid when verified again.
+    // Still valid when verified again, a year later.
     clock.now += 365 * 24 * 3600_000;
     assert.deepEqual(await check(`Bearer ${token}`, 'ingestions:read'), principal);
 
@@ -566,7 +590,30 @@ void describe('verified tokens are remembered, not trusted past their exp', () =
     });
     const error = await rejection(strict(`Bearer ${token}`, 'ingestions:read'));
     assert.ok(error instanceof UnauthorizedError);
-    assert.equal(error.message, 'The bearer token\'s "exp" claim is not acceptable.');
+    assert.equal(error.message, 'The bearer token has no "exp" claim, which is required.');
+  });
+
+  void test('a token without exp is remembered for the cache lifetime only, then verified again', async () => {
+    // A key of its own, changed in place after the first check: only a fresh verification sees it.
+    const ownSecret = new Uint8Array(randomBytes(32));
+    const clock = { now: START };
+    const check = createTokenVerifier({
+      keys: { secret: ownSecret, asymmetric: undefined },
+      tenantClaim: 'tenant_id',
+      now: () => clock.now,
+      cacheTtlMs: 60_000,
+    });
+    const header = `Bearer ${await new SignJWT({ tenant_id: 'acme', scope: 'ingestions:read' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(ownSecret)}`;
+    assert.equal((await check(header, 'ingestions:read')).tenantId, 'acme');
+    ownSecret.fill(0);
+    clock.now += 59_999;
+    assert.equal((await check(header, 'ingestions:read')).tenantId, 'acme', 'remembered');
+    clock.now += 1;
+    const error = await rejection(check(header, 'ingestions:read'));
+    assert.ok(error instanceof UnauthorizedError);
+    assert.equal(error.message, 'The bearer token could not be verified.');
   });
 
   void test('a remembered token still needs the scope of each request', async () => {

@@ -162,6 +162,8 @@ export function createSafeFetch(options: SafeFetchOptions): FetchImage {
     const agent = new Agent({
       connect: {
         timeout: timeoutMs,
+        // Each checked address is tried in turn, whatever the process-wide default.
+        autoSelectFamily: true,
         lookup: (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback) => {
           const addresses = pinned.get(hostname);
           if (!addresses?.[0]) {

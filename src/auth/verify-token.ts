@@ -102,6 +102,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired)
         throw new UnauthorizedError('The bearer token has expired.', true);
+      if (error instanceof joseErrors.JWTClaimValidationFailed && error.reason === 'missing') {
+        throw new UnauthorizedError(
+          `The bearer token has no "${error.claim}" claim, which is required.`,
+          true,
+        );
+      }
       if (error instanceof joseErrors.JWTClaimValidationFailed) {
         throw new UnauthorizedError(`The bearer token's "${error.claim}" claim is not acceptable.`, true);
       }
@@ -123,8 +129,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
     if (typeof tenant !== 'string' || tenant.length === 0) {
       throw new ForbiddenError(`The token names no tenant (claim "${options.tenantClaim}").`);
     }
-    // PostgreSQL text cannot hold U+0000, so no tenant can have it in its id.
-    if (tenant.includes('\u0000')) {
+    // PostgreSQL text cannot hold U+0000, and it would store a lone surrogate as U+FFFD, merging
+    // two claims into one tenant: neither is a usable tenant id.
+    if (tenant.includes('\u0000') || !tenant.isWellFormed()) {
       throw new ForbiddenError(
         `The token's tenant (claim "${options.tenantClaim}") is not a usable tenant id.`,
       );

@@ -56,3 +56,17 @@ void describe('WORKER_POLL_MS', () => {
     }
   });
 });
+
+void describe('AUTH_REQUIRE_EXP', () => {
+  void test('false by default; true or false, anything else refuses to start', () => {
+    assert.equal(loadConfig({}).auth.requireExp, false);
+    assert.equal(loadConfig({ AUTH_REQUIRE_EXP: 'true' }).auth.requireExp, true);
+    assert.equal(loadConfig({ AUTH_REQUIRE_EXP: 'false' }).auth.requireExp, false);
+    // A typo must not quietly leave tokens without exp admitted.
+    for (const value of ['TRUE', '1', 'yes']) {
+      assert.throws(() => loadConfig({ AUTH_REQUIRE_EXP: value }), {
+        message: 'AUTH_REQUIRE_EXP must be true or false',
+      });
+    }
+  });
+});
