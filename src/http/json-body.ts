@@ -57,7 +57,12 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     } catch (error) {
       done(
         error instanceof JsonTooDeepError
-          ? new ValidationError([{ field: '', code: 'out_of_range', message: error.message }])
+          ? // CONTRACT §4 names an envelope error by `items` or the unknown property: the member the
+            // nesting is in, or `items` for a body that is not an object (the submission is the only
+            // operation whose 400s name fields).
+            new ValidationError([
+              { field: error.member ?? 'items', code: 'out_of_range', message: error.message },
+            ])
           : new AppError('malformed-json', 'The request body is not valid JSON.'),
         undefined,
       );

@@ -9,7 +9,15 @@
 export class JsonSyntaxError extends Error {}
 
 /** The text is JSON but nests containers deeper than allowed. */
-export class JsonTooDeepError extends Error {}
+export class JsonTooDeepError extends Error {
+  constructor(
+    message: string,
+    /** The top-level object's member the nesting is in; null when the top level is not an object. */
+    readonly member: string | null,
+  ) {
+    super(message);
+  }
+}
 
 const OBJECT = 1;
 const ARRAY = 2;
@@ -150,6 +158,7 @@ export function outlineJson(
   const stack = new ContainerStack();
   let i = 0;
   let tooDeep = false;
+  let deepMember: string | null = null;
 
   // The outline being collected: the top-level value, and the member being read.
   let top: unknown;
@@ -194,7 +203,10 @@ export function outlineJson(
     if (b === OPEN_BRACE || b === OPEN_BRACKET) {
       noteValue(b === OPEN_BRACE ? {} : []);
       stack.push(b === OPEN_BRACE ? OBJECT : ARRAY);
-      if (stack.depth > maxDepth) tooDeep = true;
+      if (stack.depth > maxDepth && !tooDeep) {
+        tooDeep = true;
+        deepMember = stack.depth > 1 && stack.at(0) === OBJECT ? key : null;
+      }
       i = skipWhitespace(bytes, i + 1);
       if (bytes[i] !== (b === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET)) {
         if (b === OPEN_BRACE) i = scanKey(i);
@@ -224,7 +236,8 @@ export function outlineJson(
       const container = stack.top();
       if (container === 0) {
         if (i < n) fail(i);
-        if (tooDeep) throw new JsonTooDeepError(`JSON nesting is deeper than ${maxDepth} levels.`);
+        if (tooDeep)
+          throw new JsonTooDeepError(`JSON nesting is deeper than ${maxDepth} levels.`, deepMember);
         return buildOutline(top, topMembers, topElements);
       }
       const c = bytes[i];

@@ -3,7 +3,9 @@ import type { Static } from '@sinclair/typebox';
 import type { Authorize } from '../auth/authorize.ts';
 import { principalOf } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
+import { ValidationError } from '../http/errors.ts';
 import { problemResponses } from '../http/schemas.ts';
+import { envelopeErrorsFromAjv } from './item-errors.ts';
 import type { IngestionService } from './ingestion.service.ts';
 import type { Admission } from './rate-limiter.ts';
 import {
@@ -46,6 +48,7 @@ export async function ingestionRoutes(
     {
       bodyLimit: maxBodyBytes,
       config: { openapiBody: IngestionRequest, bodyOutline: true },
+      schemaErrorFormatter: (errors) => new ValidationError(envelopeErrorsFromAjv(errors)),
       // Authenticate, then admit against the tenant's limits, both before the body is read.
       onRequest: [
         authorize(SCOPES.ingestionsWrite),

@@ -163,3 +163,15 @@ export function fieldErrorsFromAjv(errors: readonly AjvLikeError[]): FieldError[
   }
   return out;
 }
+
+/**
+ * The errors of a submission's envelope (CONTRACT §4), whose `field` is `items` or the unknown
+ * property's name: a body that is not an object is an error on `items`, which it cannot hold.
+ */
+export function envelopeErrorsFromAjv(errors: readonly AjvLikeError[]): FieldError[] {
+  return fieldErrorsFromAjv(errors).map((e) =>
+    e.field === ''
+      ? { field: 'items', code: e.code, message: 'The body must be a JSON object with an "items" array.' }
+      : e,
+  );
+}

@@ -241,10 +241,11 @@ void describe('202 accepted', () => {
 
 void describe('400 validation-error on the envelope (nothing stored)', () => {
   const cases: Array<{ name: string; body: string; errors: Array<{ field: string; code: string }> }> = [
-    { name: 'body is an array', body: '[{"items":[]}]', errors: [{ field: '', code: 'invalid_type' }] },
-    { name: 'body is a string', body: '"items"', errors: [{ field: '', code: 'invalid_type' }] },
-    { name: 'body is a number', body: '42', errors: [{ field: '', code: 'invalid_type' }] },
-    { name: 'body is null', body: 'null', errors: [{ field: '', code: 'invalid_type' }] },
+    // CONTRACT §4: an envelope error's field is `items` or the unknown property's name.
+    { name: 'body is an array', body: '[{"items":[]}]', errors: [{ field: 'items', code: 'invalid_type' }] },
+    { name: 'body is a string', body: '"items"', errors: [{ field: 'items', code: 'invalid_type' }] },
+    { name: 'body is a number', body: '42', errors: [{ field: 'items', code: 'invalid_type' }] },
+    { name: 'body is null', body: 'null', errors: [{ field: 'items', code: 'invalid_type' }] },
     { name: 'items missing', body: '{}', errors: [{ field: 'items', code: 'required' }] },
     {
       name: 'items is an object',
@@ -272,7 +273,7 @@ void describe('400 validation-error on the envelope (nothing stored)', () => {
     {
       name: 'a top-level array of half a million elements',
       body: `[${'0,'.repeat(499_999)}0]`,
-      errors: [{ field: '', code: 'invalid_type' }],
+      errors: [{ field: 'items', code: 'invalid_type' }],
     },
   ];
 
@@ -283,6 +284,23 @@ void describe('400 validation-error on the envelope (nothing stored)', () => {
       await assertNothingStored(svc, token);
     });
   }
+
+  void test('a body that is not an object says what the body must be', async () => {
+    const token = await freshToken();
+    const body = assertProblem(await post(token, '[]'), {
+      slug: 'validation-error',
+      instance: PATH,
+      errors: [{ field: 'items', code: 'invalid_type' }],
+    });
+    assert.deepEqual(body.errors, [
+      {
+        field: 'items',
+        code: 'invalid_type',
+        message: 'The body must be a JSON object with an "items" array.',
+      },
+    ]);
+    await assertNothingStored(svc, token);
+  });
 
   void test('items missing and an unknown property are both reported', async () => {
     const token = await freshToken();
@@ -309,7 +327,19 @@ void describe('400 validation-error on the envelope (nothing stored)', () => {
       assertProblem(await post(token, nested(levels)), {
         slug: 'validation-error',
         instance: PATH,
-        errors: 'any',
+        errors: [{ field: 'items', code: 'out_of_range' }],
+      });
+    }
+    // The member the nesting is in is named, an unknown one too; a body that is not an object: items.
+    const deep = '['.repeat(70) + ']'.repeat(70);
+    for (const [body, field] of [
+      [`{"items":[1],"extra":${deep}}`, 'extra'],
+      [`[${deep}]`, 'items'],
+    ] as const) {
+      assertProblem(await post(token, body), {
+        slug: 'validation-error',
+        instance: PATH,
+        errors: [{ field, code: 'out_of_range' }],
       });
     }
     await assertNothingStored(svc, token);

@@ -98,6 +98,20 @@ void describe('outlineJson', () => {
     assert.throws(() => outline('['.repeat(100_000) + ']'.repeat(100_000), 64), JsonTooDeepError);
   });
 
+  void test('names the top-level member the too-deep nesting is in (null when the top is not an object)', () => {
+    const memberOf = (text: string) => {
+      try {
+        outline(text, 3);
+      } catch (error) {
+        if (error instanceof JsonTooDeepError) return error.member;
+      }
+      return assert.fail(`${text} was not refused as too deep`);
+    };
+    assert.equal(memberOf('{"a":1,"b":{"c":{"d":{}}},"e":{"f":{"g":{}}}}'), 'b');
+    assert.equal(memberOf('{"items":[[[1]]]}'), 'items');
+    assert.equal(memberOf('[[[[]]]]'), null);
+  });
+
   void test('counts long arrays only up to one past the limit, at the top level and in members', () => {
     const limited = (text: string) => outlineJson(Buffer.from(text), { maxDepth: 64, maxArrayLength: 3 });
     assert.deepEqual(limited('[1,2,3]'), [0, 0, 0]);
