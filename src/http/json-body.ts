@@ -58,8 +58,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(
         error instanceof JsonTooDeepError
           ? // CONTRACT §4 names an envelope error by `items` or the unknown property: the member the
-            // nesting is in, or `items` for a body that is not an object (the submission is the only
-            // operation whose 400s name fields).
+            // nesting is in, or `items` for a body that is not an object (of the operations with a
+            // JSON body, only the submission's 400s name fields; the analyzer's shape has none).
             new ValidationError([
               { field: error.member ?? 'items', code: 'out_of_range', message: error.message },
             ])
