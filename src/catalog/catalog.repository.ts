@@ -7,7 +7,8 @@ import type { ProductRow, StoredVariant, VariantRow } from './merge-items.ts';
 const NOW = `date_trunc('milliseconds', now())`;
 
 /**
- * Stored variants among `skus`: which product owns each, and its images. One primary-key probe per
+ * Stored variants among `skus`: which product owns each, and its images; read only when an upsert
+ * found a sku owned by another product (see {@link upsertVariants}). One primary-key probe per
  * sku (the LATERAL … LIMIT 1 keeps the planner from flattening it): with `sku = ANY(…)` and stale
  * statistics the planner scanned the tenant's whole index range, which grew with the catalog (3 ms
  * per batch on an empty catalog, 150 ms at 100 batches); probes stay flat.
@@ -66,30 +67,39 @@ export async function upsertProducts(
 }
 
 /**
- * Inserts or updates variants, one statement for all of them. Rows arrive in order of first
- * appearance, which is the order new variants get their sequence numbers in. A variant never
- * changes product here: the caller has already rejected items that would move a sku.
+ * Inserts or updates variants, one statement for all of them, and returns how many rows it wrote.
+ * Rows arrive in order of first appearance, which is the order new variants get their sequence
+ * numbers in. Each row's images are a patch, folded into the stored ones by url (`merge_images`,
+ * migration 005). A variant never changes product: a stored sku owned by another product is left as
+ * it is and not counted, and the caller, seeing fewer rows written than sent, rolls the
+ * transaction back to find the items at fault.
  */
 export async function upsertVariants(
   tx: Queryable,
   tenantId: string,
   variants: SerializedRows,
-): Promise<void> {
-  if (variants.count === 0) return;
-  await tx.query(
-    `INSERT INTO variants AS v (tenant_id, sku, external_id, name, item_url, depth, height, width, weight,
-                                color, price, brand, images, created_at, updated_at)
-     SELECT $1, x.sku, x.external_id, x.name, x.item_url, x.depth, x.height, x.width, x.weight,
-            x.color, x.price, x.brand, x.images, ${NOW}, ${NOW}
-     FROM json_to_recordset($2::json)
-       AS x(sku text, external_id text, name text, item_url text, depth float8, height float8, width float8,
-            weight float8, color text, price float8, brand text, images jsonb)
-     ON CONFLICT (tenant_id, sku) DO UPDATE SET
-       name = EXCLUDED.name, item_url = EXCLUDED.item_url, depth = EXCLUDED.depth, height = EXCLUDED.height,
-       width = EXCLUDED.width, weight = EXCLUDED.weight, color = EXCLUDED.color, price = EXCLUDED.price,
-       brand = EXCLUDED.brand, images = EXCLUDED.images, updated_at = EXCLUDED.updated_at`,
+): Promise<number> {
+  if (variants.count === 0) return 0;
+  const [result] = await tx.query<{ written: number }>(
+    `WITH written AS (
+       INSERT INTO variants AS v (tenant_id, sku, external_id, name, item_url, depth, height, width, weight,
+                                  color, price, brand, images, created_at, updated_at)
+       SELECT $1, x.sku, x.external_id, x.name, x.item_url, x.depth, x.height, x.width, x.weight,
+              x.color, x.price, x.brand, x.images, ${NOW}, ${NOW}
+       FROM json_to_recordset($2::json)
+         AS x(sku text, external_id text, name text, item_url text, depth float8, height float8, width float8,
+              weight float8, color text, price float8, brand text, images jsonb)
+       ON CONFLICT (tenant_id, sku) DO UPDATE SET
+         name = EXCLUDED.name, item_url = EXCLUDED.item_url, depth = EXCLUDED.depth, height = EXCLUDED.height,
+         width = EXCLUDED.width, weight = EXCLUDED.weight, color = EXCLUDED.color, price = EXCLUDED.price,
+         brand = EXCLUDED.brand, images = merge_images(v.images, EXCLUDED.images), updated_at = EXCLUDED.updated_at
+       WHERE v.external_id = EXCLUDED.external_id
+       RETURNING 1
+     )
+     SELECT count(*)::int AS written FROM written`,
     [tenantId, variants.json],
   );
+  return result?.written ?? 0;
 }
 
 /** A product as the API shows it (CONTRACT §9). */
@@ -113,7 +123,11 @@ const PRODUCT_VIEW = `
            SELECT json_agg(json_build_object(
                     'sku', v.sku, 'name', v.name, 'item_url', v.item_url, 'depth', v.depth, 'height', v.height,
                     'width', v.width, 'weight', v.weight, 'color', v.color, 'price', v.price, 'brand', v.brand,
-                    'images', v.images) ORDER BY v.seq)
+                    'images', (
+                      -- A stored image without an angle was sent without one: null.
+                      SELECT COALESCE(json_agg(json_build_object('url', i.image -> 'url', 'angle', i.image -> 'angle')
+                                               ORDER BY i.n), '[]'::json)
+                      FROM jsonb_array_elements(v.images) WITH ORDINALITY AS i(image, n))) ORDER BY v.seq)
            FROM variants v WHERE v.tenant_id = p.tenant_id AND v.external_id = p.external_id
          ), '[]'::json) AS variants
   FROM products p`;

@@ -1,10 +1,13 @@
 import type { FieldError } from '../http/errors.ts';
 import type { FullProductIngest, ProductImageIngest } from './product-schema.ts';
 
-/** A stored image of a variant; `angle` is null when none is known. */
+/**
+ * An image of a variant as stored, or as a run of items patches it. Stored, an absent `angle` reads
+ * as null (none was ever sent); in a patch it keeps the stored angle.
+ */
 export interface StoredImage {
   url: string;
-  angle: number | null;
+  angle?: number | null;
 }
 
 /** What the catalog already holds for a sku: its product and its images. */
@@ -43,7 +46,9 @@ export interface MergedChunk {
 /**
  * Merges `incoming` into `stored` by url: known urls are updated in place (an absent `angle` keeps
  * the stored one, `null` clears it), new urls are appended in the order they first appear, and
- * stored urls that were not sent stay.
+ * stored urls that were not sent stay. An image whose angle was never sent keeps no `angle`, so
+ * that folding patches together and then into the stored images (`merge_images` in SQL, migration
+ * 005) gives what applying them one after another gives.
  */
 export function mergeImages(
   stored: readonly StoredImage[],
@@ -56,7 +61,8 @@ export function mergeImages(
     if (known) {
       if (image.angle !== undefined) known.angle = image.angle;
     } else {
-      const added = { url: image.url, angle: image.angle ?? null };
+      const added: StoredImage =
+        image.angle === undefined ? { url: image.url } : { url: image.url, angle: image.angle };
       merged.push(added);
       byUrl.set(added.url, added);
     }
@@ -65,15 +71,20 @@ export function mergeImages(
 }
 
 /**
- * Applies valid items, in index order, on top of what is stored, and returns the final rows: one per
+ * Applies valid items, in index order, on top of `stored`, and returns the rows to write: one per
  * product and per variant, however often an item repeats them, so each table takes a single
  * set-based upsert. A later item with the same `external_id` patches the earlier one exactly as a
- * later batch would. An item that uses a sku owned by another product (stored, or given to another
- * product earlier in the run) is rejected whole with `sku_conflict`, and changes nothing.
+ * later batch would. An item that uses a sku owned by another product (in `stored`, or given to
+ * another product earlier in the run) is rejected whole with `sku_conflict`, and changes nothing.
+ *
+ * The worker passes nothing stored at first: a variant's images are then the run's patches folded
+ * together (`[]` when none were sent), which the upsert folds into the stored images, and the upsert
+ * itself refuses a sku that another product owns. Only when it does are the stored variants read
+ * and the run merged again on top of them, to find the items to reject.
  */
 export function mergeItems(
   items: ReadonlyArray<{ index: number; item: FullProductIngest }>,
-  stored: ReadonlyMap<string, StoredVariant>,
+  stored: ReadonlyMap<string, StoredVariant> = new Map(),
 ): MergedChunk {
   const products = new Map<string, ProductRow>();
   const variants = new Map<string, VariantRow>();

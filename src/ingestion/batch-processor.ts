@@ -32,6 +32,17 @@ export class ShutdownError extends Error {
   }
 }
 
+/**
+ * Thrown inside a chunk's transaction, to roll it back, when the variants upsert left a sku alone
+ * because another product owns it: the chunk is then merged against the stored variants, which
+ * tells the items to reject.
+ */
+class SkuOwnedElsewhereError extends Error {
+  constructor() {
+    super('a sku of the chunk belongs to another product');
+  }
+}
+
 /** What a finished run of {@link BatchProcessor.processBatch} did, for metrics and logs. */
 export interface BatchOutcome {
   status: BatchStatus | null;
@@ -49,19 +60,17 @@ interface Verdicts {
 }
 
 /**
- * The items of [from, to) merged with the catalog and ready to write: the rows serialized, and what
- * the run records about them. It holds no parsed item or merged row. A batch's parsed items are
- * several megabytes of small objects; kept until the rows were written (through this batch's
- * statements and the preparation of the next), they outlived the young generation and were copied
- * into the old one (docs/performance.md, "An eleventh look").
+ * The items of [from, to) merged and ready to write: the rows serialized, and what the run records
+ * about them. It holds no parsed item or merged row. A batch's parsed items are several megabytes of
+ * small objects; kept until the rows were written (through this batch's statements and the
+ * preparation of the next), they outlived the young generation and were copied into the old one
+ * (docs/performance.md, "An eleventh look").
  */
 interface WritableChunk {
   from: number;
   to: number;
   products: SerializedRows;
   variants: SerializedRows;
-  /** The skus the rows write. */
-  written: string[];
   upserted: number;
   /** The items rejected by the merge (`sku_conflict`), with their keys. */
   failures: ItemFailure[];
@@ -73,30 +82,18 @@ export interface PreparedBatch {
   validCount: number;
   failures: ItemFailure[];
   /**
-   * Its first unsettled chunk, merged against the catalog as it stood when prepared; no parsed
-   * item is kept with it, and a run that needs the items again (the merge went stale, or the batch
-   * has more chunks) reads them again. Only a chunk naming a sku that the batch being written writes,
-   * whose merge would surely go stale (a client sending the same products again), keeps its
-   * validated items instead, unmerged, to be merged in its turn (and then let go).
+   * Its first unsettled chunk, merged. The merge reads nothing stored (the upsert folds the rows into
+   * the catalog), so what the batch before it writes meanwhile cannot make it stale. No parsed item
+   * is kept with it: a run that needs the items again (the batch has more chunks, or a sku turned out
+   * to belong to another product) reads them again.
    */
-  chunk:
-    | {
-        /** The skus whose stored rows the merge read. */
-        skus: string[];
-        writable: WritableChunk;
-      }
-    | { from: number; to: number; items: ChunkItems }
-    | null;
+  chunk: WritableChunk | null;
 }
 
 /** What the worker hands a run when it pipelines a tenant's batches. */
 export interface PipelineOptions {
   /** This batch, prepared while the previous one was being written. */
   prepared?: PreparedBatch | null;
-  /** Skus written since `prepared` read the catalog: a merge that read any of them is redone. */
-  writtenSince?: ReadonlySet<string>;
-  /** Receives the skus this run writes. */
-  written?: Set<string>;
   /**
    * Called when a chunk's rows are on their way to the database: the time to prepare the next
    * batch, whose parsing would otherwise hold up this one's statements on the event loop.
@@ -107,16 +104,11 @@ export interface PipelineOptions {
 /** Validates and applies one batch; safe to run again on a batch interrupted at any point. */
 export interface BatchProcessor {
   /**
-   * Reads, parses and validates a batch and merges its first chunk against the catalog as it
-   * stands, writing nothing. The worker prepares a tenant's next batch while the current one is
-   * being written, so the CPU work of one overlaps the database work of the other.
+   * Reads, parses and validates a batch and merges its first chunk, writing nothing. The worker
+   * prepares a tenant's next batch while the current one is being written, so the CPU work of one
+   * overlaps the database work of the other.
    */
-  prepareBatch(
-    tenantId: string,
-    batchId: string,
-    /** The skus being written meanwhile, as far as known: a merge that reads one is left for later. */
-    beingWritten?: ReadonlySet<string>,
-  ): Promise<PreparedBatch | null>;
+  prepareBatch(tenantId: string, batchId: string): Promise<PreparedBatch | null>;
   processBatch(
     tenantId: string,
     batchId: string,
@@ -193,10 +185,6 @@ export function createBatchProcessor(deps: {
     return items;
   }
 
-  const skusOf = (items: ChunkItems) => [
-    ...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku))),
-  ];
-
   /** The rows of a merge, serialized, and the records of the items it rejected. */
   function toWritable(from: number, to: number, items: ChunkItems, merged: MergedChunk): WritableChunk {
     const byIndex =
@@ -206,7 +194,6 @@ export function createBatchProcessor(deps: {
       to,
       products: serializeRows(merged.products),
       variants: serializeRows(merged.variants),
-      written: merged.variants.map((variant) => variant.sku),
       upserted: merged.applied.length,
       failures: merged.rejected.map(({ index, errors }) => ({
         index,
@@ -216,45 +203,28 @@ export function createBatchProcessor(deps: {
     };
   }
 
-  /** Merges the items of [from, to) on top of the stored variants they name, ready to write. */
-  async function mergeChunk(
-    tenantId: string,
-    from: number,
-    to: number,
-    items: ChunkItems,
-    skus = skusOf(items),
-  ) {
-    const merged = mergeItems(items, await findVariantsBySku(db, tenantId, skus));
-    return { skus, writable: toWritable(from, to, items, merged) };
+  /** Merges the items of [from, to) with each other, reading nothing: the upsert does the rest. */
+  const mergeChunk = (from: number, to: number, items: ChunkItems) =>
+    toWritable(from, to, items, mergeItems(items));
+
+  /** Merges the items of [from, to) on top of the stored variants they name (the rare path). */
+  async function mergeChunkWithCatalog(tenantId: string, from: number, to: number, items: ChunkItems) {
+    const skus = [...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku)))];
+    return toWritable(from, to, items, mergeItems(items, await findVariantsBySku(db, tenantId, skus)));
+  }
+
+  /** The prepared rows of [from, to), if `prepared` holds that chunk; taken, so they are not held twice. */
+  function preparedChunk(prepared: PreparedBatch | null, from: number, to: number): WritableChunk | null {
+    const chunk = prepared?.chunk;
+    if (!prepared || !chunk || chunk.from !== from || chunk.to !== to) return null;
+    prepared.chunk = null;
+    return chunk;
   }
 
   /**
-   * What was prepared of [from, to): its rows if they still hold (nothing written since the merge
-   * touched the skus it read; this worker is the only writer of the tenant's catalog while it holds
-   * the tenant lock; were the lock's session lost mid-run, a second worker could write too, as it
-   * always could), or its items if they were kept to be merged now.
+   * Writes a chunk in one transaction; null when another run already did. Throws
+   * {@link SkuOwnedElsewhereError}, having written nothing, when a sku belongs to another product.
    */
-  function preparedChunk(
-    prepared: PreparedBatch | null,
-    from: number,
-    to: number,
-    pipeline: PipelineOptions,
-  ): { chunk: WritableChunk | null; items: ChunkItems | null } {
-    const none = { chunk: null, items: null };
-    const ahead = prepared?.chunk;
-    if (!prepared || !ahead) return none;
-    if ('items' in ahead) {
-      if (ahead.from !== from || ahead.to !== to) return none;
-      // Taken, so that the prepared batch does not hold the parsed items while they are written.
-      prepared.chunk = null;
-      return { chunk: null, items: ahead.items };
-    }
-    if (ahead.writable.from !== from || ahead.writable.to !== to) return none;
-    const stale = ahead.skus.some((sku) => pipeline.writtenSince?.has(sku));
-    return { chunk: stale ? null : ahead.writable, items: null };
-  }
-
-  /** Writes a chunk in one transaction; null when another run already did. Written skus go to the pipeline. */
   async function applyChunk(
     batch: BatchRow,
     chunk: WritableChunk,
@@ -262,17 +232,55 @@ export function createBatchProcessor(deps: {
   ): Promise<{ upserted: number; failed: number } | null> {
     const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
     return db.transaction(async (tx) => {
-      for (const sku of chunk.written) pipeline.written?.add(sku);
       const step = { upserted: chunk.upserted, failed: chunk.failures.length };
       const fence = await advanceBatch(tx, { ...key, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
       await upsertProducts(tx, key.tenantId, chunk.products);
       const writing = upsertVariants(tx, key.tenantId, chunk.variants);
       pipeline.onWriting?.();
-      await writing;
+      if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();
       await insertItemFailures(tx, key, chunk.failures);
       return step;
     });
+  }
+
+  /**
+   * Writes a chunk's rows; when the data makes the write fail, narrows the chunk down item by item.
+   * `'sku-taken'` when a sku belongs to another product (nothing written).
+   */
+  async function tryChunk(batch: BatchRow, chunk: WritableChunk, pipeline: PipelineOptions) {
+    try {
+      return await applyChunk(batch, chunk, pipeline);
+    } catch (error) {
+      if (error instanceof SkuOwnedElsewhereError) return 'sku-taken' as const;
+      // A lost connection or a server restart is the job's to retry; only a write the data itself
+      // makes fail is narrowed down.
+      if (!isDataError(error)) throw error;
+      return applyChunkItemByItem(batch, chunk.from, chunk.to, pipeline);
+    }
+  }
+
+  /**
+   * Writes the rows of [from, to). When a sku turns out to belong to another product, the items are
+   * read again and merged against the stored variants, which rejects the items at fault, and the
+   * chunk is written again. Reading is not writing: a failure to read is never narrowed down.
+   */
+  async function writeChunk(batch: BatchRow, chunk: WritableChunk, pipeline: PipelineOptions) {
+    const written = await tryChunk(batch, chunk, pipeline);
+    if (written !== 'sku-taken') return written;
+    const { from, to } = chunk;
+    const verdicts = await readVerdicts({ tenantId: batch.tenant_id, batchId: batch.batch_id });
+    if (!verdicts) return null; // ended by another run
+    const merged = await mergeChunkWithCatalog(
+      batch.tenant_id,
+      from,
+      to,
+      validItemsIn(verdicts.valid, from, to),
+    );
+    const again = await tryChunk(batch, merged, pipeline);
+    // Only a second writer of the tenant's catalog could take a sku between the look-up and the write.
+    if (again === 'sku-taken') throw new Error('A sku of the chunk was taken while it was being merged');
+    return again;
   }
 
   /**
@@ -289,8 +297,7 @@ export function createBatchProcessor(deps: {
       const single = validItemsIn(verdicts.valid, i, i + 1);
       let step: { upserted: number; failed: number } | null;
       try {
-        const { writable } = await mergeChunk(key.tenantId, i, i + 1, single);
-        step = await applyChunk(batch, writable, pipeline);
+        step = await applyChunk(batch, await mergeChunkWithCatalog(key.tenantId, i, i + 1, single), pipeline);
       } catch (error) {
         if (!isDataError(error)) throw error;
         step = await db.transaction(async (tx) => {
@@ -350,28 +357,17 @@ export function createBatchProcessor(deps: {
     for (let from = batch.next_index; from < batch.received_count; from += chunkSize) {
       if (signal.aborted) throw new ShutdownError();
       const to = Math.min(from + chunkSize, batch.received_count);
-      // The rows merged ahead of time if they still hold; else the items, to merge now (kept ahead, or
-      // read again if this run has none: reading is not writing, so its failure is never narrowed
-      // down below).
-      let { chunk, items } = preparedChunk(prepared, from, to, pipeline);
-      if (!chunk && !items) {
+      // The rows merged ahead of time, else the items read again if this run has none (reading is
+      // not writing, so its failure is never narrowed down below).
+      let chunk = preparedChunk(prepared, from, to);
+      if (!chunk) {
         verdicts ??= await readVerdicts(key);
         if (!verdicts) return outcome; // ended by another run
-        items = validItemsIn(verdicts.valid, from, to);
+        chunk = mergeChunk(from, to, validItemsIn(verdicts.valid, from, to));
       }
       // After the last chunk the batch's items are not needed: they go before its rows are written.
       if (to >= batch.received_count) verdicts = null;
-      let step: { upserted: number; failed: number } | null;
-      try {
-        chunk ??= (await mergeChunk(tenantId, from, to, items ?? [])).writable;
-        items = null;
-        step = await applyChunk(batch, chunk, chunkPipeline);
-      } catch (error) {
-        // A lost connection or a server restart is the job's to retry; only a write the data
-        // itself makes fail is narrowed down item by item.
-        if (!isDataError(error)) throw error;
-        step = await applyChunkItemByItem(batch, from, to, chunkPipeline);
-      }
+      const step = await writeChunk(batch, chunk, chunkPipeline);
       if (!step) return outcome; // another run holds this batch; it will finish it
       outcome.upserted += step.upserted;
       outcome.failed += step.failed;
@@ -381,7 +377,7 @@ export function createBatchProcessor(deps: {
   }
 
   return {
-    async prepareBatch(tenantId, batchId, beingWritten) {
+    async prepareBatch(tenantId, batchId) {
       const batch = await findBatch(db, tenantId, batchId);
       if (!batch || TERMINAL_STATUSES.includes(batch.status)) return null;
       const verdicts = await readVerdicts({ tenantId, batchId });
@@ -391,12 +387,7 @@ export function createBatchProcessor(deps: {
       const from = resumeIndex(batch);
       const to = Math.min(from + chunkSize, batch.received_count);
       if (from >= to) return { ...judged, chunk: null };
-      const items = validItemsIn(valid, from, to);
-      // Merging against skus the batch being written writes would surely be redone in its turn.
-      const skus = skusOf(items);
-      const doomed = beingWritten !== undefined && skus.some((sku) => beingWritten.has(sku));
-      const chunk = doomed ? { from, to, items } : await mergeChunk(tenantId, from, to, items, skus);
-      return { ...judged, chunk };
+      return { ...judged, chunk: mergeChunk(from, to, validItemsIn(valid, from, to)) };
     },
 
     async processBatch(tenantId, batchId, signal, pipeline = {}) {

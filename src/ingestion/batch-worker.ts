@@ -73,13 +73,9 @@ export function createBatchWorker(deps: {
   }
 
   /** Prepares a batch ahead of its turn; a failure only means it is prepared again in its turn. */
-  async function prepareQuietly(
-    tenantId: string,
-    batchId: string,
-    beingWritten: ReadonlySet<string>,
-  ): Promise<PreparedBatch | null> {
+  async function prepareQuietly(tenantId: string, batchId: string): Promise<PreparedBatch | null> {
     try {
-      return await processor.prepareBatch(tenantId, batchId, beingWritten);
+      return await processor.prepareBatch(tenantId, batchId);
     } catch (error) {
       log.warn({ err: error, tenantId, batchId }, 'preparing a batch ahead of its turn failed');
       return null;
@@ -95,7 +91,6 @@ export function createBatchWorker(deps: {
     const deadline = Date.now() + budget;
     const stopping = () => Date.now() >= deadline || shutdown.signal.aborted;
     let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
-    let written = new Set<string>();
     try {
       for (;;) {
         const [batchId, nextId] = await findOldestUnfinishedBatches(db, tenantId, 2);
@@ -108,20 +103,14 @@ export function createBatchWorker(deps: {
           if (ahead.batchId === batchId) prepared = ready;
           ahead = null;
         }
-        // The skus this batch writes, collected as its chunks are sent: the next batch's preparation
-        // leaves unmerged a chunk that names one of them.
-        const writing = new Set<string>();
         const pipeline: PipelineOptions = {
           prepared,
-          writtenSince: written,
-          written: writing,
           onWriting: () => {
             if (nextId && prepareAhead && !ahead && !stopping()) {
-              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId, writing) };
+              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId) };
             }
           },
         };
-        written = writing;
         if (!(await processOne(tenantId, batchId, pipeline))) return 'handed-off';
       }
     } finally {

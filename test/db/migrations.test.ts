@@ -4,6 +4,7 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { storeBatch } from '../helpers/stored-batch.ts';
 import { readMigrations } from '../../src/db/migrate.ts';
+import { mergeImages, type StoredImage } from '../../src/catalog/merge-items.ts';
 
 /** What the migrations leave behind that a client cannot see: how batch bodies are stored. */
 
@@ -65,5 +66,108 @@ void describe('migration 004: bodies of ended batches', () => {
       [tenant],
     );
     assert.deepEqual(kept.map((row) => row.batch_id).sort(), [ids.accepted, ids.processing].sort());
+  });
+});
+
+/** Images as the catalog shows them: a stored image without an angle has a null one. */
+const shown = (images: readonly StoredImage[]) =>
+  images.map(({ url, angle }) => ({ url, angle: angle ?? null }));
+
+/** `merge_images(stored, patch)` for each pair, in one statement. */
+async function mergedInSql(pairs: ReadonlyArray<[StoredImage[], StoredImage[]]>): Promise<StoredImage[][]> {
+  const rows = await svc.service.db.query<{ merged: StoredImage[] }>(
+    `SELECT merge_images((e.pair -> 'stored')::jsonb, (e.pair -> 'patch')::jsonb) AS merged
+     FROM json_array_elements($1::json) WITH ORDINALITY AS e(pair, n)
+     ORDER BY e.n`,
+    [JSON.stringify(pairs.map(([stored, patch]) => ({ stored, patch })))],
+  );
+  return rows.map((row) => row.merged);
+}
+
+/** A small deterministic generator (mulberry32), so a failing case can be replayed. */
+function random(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+void describe('migration 005: merge_images, how the variants upsert merges images', () => {
+  const a = 'https://cdn.example/a.jpg';
+  const b = 'https://cdn.example/b.jpg';
+  const c = 'https://cdn.example/c.jpg';
+
+  void test('updates known urls in place, appends new ones in order, keeps unsent ones', async () => {
+    const cases: Array<[StoredImage[], StoredImage[], StoredImage[]]> = [
+      // No images sent: the stored ones stay, whatever they are.
+      [[], [], []],
+      [[{ url: a, angle: 1 }], [], [{ url: a, angle: 1 }]],
+      // The same images again.
+      [[{ url: a, angle: 1 }], [{ url: a, angle: 1 }], [{ url: a, angle: 1 }]],
+      // An absent angle keeps the stored one; null clears it; a number replaces it.
+      [
+        [
+          { url: a, angle: 1 },
+          { url: b, angle: 2 },
+        ],
+        [{ url: b }],
+        [
+          { url: a, angle: 1 },
+          { url: b, angle: 2 },
+        ],
+      ],
+      [
+        [
+          { url: a, angle: 1 },
+          { url: b, angle: 2 },
+        ],
+        [{ url: b, angle: null }],
+        [
+          { url: a, angle: 1 },
+          { url: b, angle: null },
+        ],
+      ],
+      [
+        [{ url: a, angle: 1 }],
+        [{ url: c, angle: 5 }, { url: a, angle: 7 }, { url: b }],
+        [{ url: a, angle: 7 }, { url: c, angle: 5 }, { url: b }],
+      ],
+      // A stored image sent without an angle gets one later, or keeps having none.
+      [[{ url: a }], [{ url: a, angle: 90 }], [{ url: a, angle: 90 }]],
+      [[{ url: a }], [{ url: a }, { url: b, angle: 0 }], [{ url: a }, { url: b, angle: 0 }]],
+    ];
+    const merged = await mergedInSql(cases.map(([stored, patch]) => [stored, patch]));
+    assert.deepEqual(
+      merged,
+      cases.map(([, , expected]) => expected),
+    );
+  });
+
+  void test('a run of patches folded together, then merged in SQL, gives what merging them one by one gives', async () => {
+    const next = random(20261125);
+    const urls = Array.from({ length: 6 }, (_, i) => `https://cdn.example/${i}.jpg`);
+    const angleOf = (): Partial<StoredImage> => {
+      const roll = next();
+      return roll < 0.3 ? {} : roll < 0.5 ? { angle: null } : { angle: Math.floor(next() * 360) };
+    };
+    const images = (max: number): StoredImage[] => {
+      const pool = [...urls].sort(() => next() - 0.5);
+      return pool.slice(0, Math.floor(next() * (max + 1))).map((url) => ({ url, ...angleOf() }));
+    };
+    const cases = Array.from({ length: 400 }, () => {
+      const stored = images(4);
+      const patches = Array.from({ length: 1 + Math.floor(next() * 3) }, () => images(4));
+      return { stored, patches };
+    });
+    const sql = await mergedInSql(
+      cases.map(({ stored, patches }) => [stored, patches.reduce<StoredImage[]>(mergeImages, [])]),
+    );
+    cases.forEach(({ stored, patches }, i) => {
+      const oneByOne = patches.reduce<StoredImage[]>(mergeImages, stored);
+      assert.deepEqual(shown(sql[i]!), shown(oneByOne), JSON.stringify({ stored, patches }));
+    });
   });
 });

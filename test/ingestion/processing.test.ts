@@ -471,11 +471,13 @@ void describe('recovery paths of the batch processor, on the real database', () 
     );
   });
 
-  void test('a stale prepared merge whose items cannot be read again fails the run, and nothing is narrowed down', async () => {
-    const tenant = svc.tenant('stale-unreadable');
+  void test('a prepared chunk with a sku of another product, whose items cannot be read again, fails the run, and nothing is narrowed down', async () => {
+    const tenant = svc.tenant('taken-unreadable');
     const token = await svc.token(tenant);
-    const item = product();
-    const batchId = await storeBatch(tenant, [item]);
+    const owner = product();
+    await ingest(svc, token, [owner]);
+    const ownerBefore = await allProducts(svc, token);
+    const batchId = await storeBatch(tenant, [thief(skuOf(owner))]);
     const prepared = await processorOn(svc.service.db, 1000).prepareBatch(tenant, batchId);
     let reads = 0;
     const db: Database = {
@@ -489,10 +491,10 @@ void describe('recovery paths of the batch processor, on the real database', () 
       },
     };
 
-    // The batch before it wrote its sku, so the merge is redone on the items, read again.
-    const pipeline = { prepared, writtenSince: new Set([skuOf(item)]) };
+    // The upsert finds the sku owned by another product, so the chunk is merged again against the
+    // catalog, on its items read again.
     await assert.rejects(
-      processorOn(db, 1000).processBatch(tenant, batchId, new AbortController().signal, pipeline),
+      processorOn(db, 1000).processBatch(tenant, batchId, new AbortController().signal, { prepared }),
       /heap out of memory/,
     );
     assert.equal(reads, 1, 'a failed read is not a failed write: no item-by-item retry reads it again');
@@ -508,7 +510,8 @@ void describe('recovery paths of the batch processor, on the real database', () 
     });
     const errors = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}/errors`, token });
     assert.deepEqual(errors.json<{ data: unknown[] }>().data, []);
-    assert.deepEqual(await allProducts(svc, token), []);
+    // The chunk's transaction was rolled back: the thief's product was not stored, the owner is as it was.
+    assert.deepEqual(await allProducts(svc, token), ownerBefore);
   });
 
   void test('processBatch run twice at once settles every item exactly once', async () => {
