@@ -7,8 +7,9 @@ import type { ProductRow, StoredVariant, VariantRow } from './merge-items.ts';
 const NOW = `date_trunc('milliseconds', now())`;
 
 /**
- * Stored variants among `skus`: which product owns each, and its images; read only when an upsert
- * found a sku owned by another product (see {@link upsertVariants}). One primary-key probe per
+ * Stored variants among `skus`: which product owns each, and its images; read only on the worker's
+ * rare paths (an upsert found a sku owned by another product, see {@link upsertVariants}, or a
+ * failed write is narrowed down item by item). One primary-key probe per
  * sku (the LATERAL … LIMIT 1 keeps the planner from flattening it): with `sku = ANY(…)` and stale
  * statistics the planner scanned the tenant's whole index range, which grew with the catalog (3 ms
  * per batch on an empty catalog, 150 ms at 100 batches); probes stay flat.

@@ -79,8 +79,8 @@ export function mergeImages(
  *
  * The worker passes nothing stored at first: a variant's images are then the run's patches folded
  * together (`[]` when none were sent), which the upsert folds into the stored images, and the upsert
- * itself refuses a sku that another product owns. Only when it does are the stored variants read
- * and the run merged again on top of them, to find the items to reject.
+ * itself refuses a sku that another product owns. Only when it does (or when a failed write is
+ * narrowed down item by item) are the stored variants read and the items merged on top of them.
  */
 export function mergeItems(
   items: ReadonlyArray<{ index: number; item: FullProductIngest }>,

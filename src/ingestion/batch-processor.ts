@@ -265,11 +265,17 @@ export function createBatchProcessor(deps: {
    * read again and merged against the stored variants, which rejects the items at fault, and the
    * chunk is written again. Reading is not writing: a failure to read is never narrowed down.
    */
-  async function writeChunk(batch: BatchRow, chunk: WritableChunk, pipeline: PipelineOptions) {
+  async function writeChunk(
+    batch: BatchRow,
+    chunk: WritableChunk,
+    pipeline: PipelineOptions,
+    /** The batch's items, when the run still holds them. */
+    held: Verdicts | null,
+  ) {
     const written = await tryChunk(batch, chunk, pipeline);
     if (written !== 'sku-taken') return written;
     const { from, to } = chunk;
-    const verdicts = await readVerdicts({ tenantId: batch.tenant_id, batchId: batch.batch_id });
+    const verdicts = held ?? (await readVerdicts({ tenantId: batch.tenant_id, batchId: batch.batch_id }));
     if (!verdicts) return null; // ended by another run
     const merged = await mergeChunkWithCatalog(
       batch.tenant_id,
@@ -299,7 +305,8 @@ export function createBatchProcessor(deps: {
       try {
         step = await applyChunk(batch, await mergeChunkWithCatalog(key.tenantId, i, i + 1, single), pipeline);
       } catch (error) {
-        if (!isDataError(error)) throw error;
+        // A sku taken under a merge just made against the catalog is a second writer's doing, not the item's.
+        if (error instanceof SkuOwnedElsewhereError || !isDataError(error)) throw error;
         step = await db.transaction(async (tx) => {
           const fence = await advanceBatch(tx, {
             ...key,
@@ -367,7 +374,7 @@ export function createBatchProcessor(deps: {
       }
       // After the last chunk the batch's items are not needed: they go before its rows are written.
       if (to >= batch.received_count) verdicts = null;
-      const step = await writeChunk(batch, chunk, chunkPipeline);
+      const step = await writeChunk(batch, chunk, chunkPipeline, verdicts);
       if (!step) return outcome; // another run holds this batch; it will finish it
       outcome.upserted += step.upserted;
       outcome.failed += step.failed;

@@ -6,7 +6,10 @@ import { storeBatch } from '../helpers/stored-batch.ts';
 import { readMigrations } from '../../src/db/migrate.ts';
 import { mergeImages, type StoredImage } from '../../src/catalog/merge-items.ts';
 
-/** What the migrations leave behind that a client cannot see: how batch bodies are stored. */
+/**
+ * What the migrations leave behind that a client cannot see: how batch bodies are stored, and the
+ * function the variants upsert merges images with.
+ */
 
 let svc: TestService;
 before(async () => {

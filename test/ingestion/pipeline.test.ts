@@ -247,6 +247,43 @@ void describe('batches prepared ahead of their turn', () => {
     assert.equal(products.json<{ data: unknown[] }>().data.length, 3);
   });
 
+  void test('a taken sku in a chunk before the last is merged again from the items the run still holds', async () => {
+    const tenant = svc.tenant('pipeline-taken-early');
+    const token = await svc.token(tenant);
+    const owner = product();
+    const first = await storeBatch(tenant, [owner]);
+    const takes = product({
+      variants: [variant({ sku: (owner.variants as Array<{ sku: string }>)[0]!.sku })],
+    });
+    const second = await storeBatch(tenant, [takes, product(), product()]);
+
+    const { preparedRuns, lookups, bodyReads } = await drain(tenant, { chunkSize: 2 });
+
+    // On PGlite the second batch's run reads its body once and still holds its items when its first
+    // chunk's upsert finds the sku taken. On a server it was prepared ahead and holds none: the
+    // body is read ahead, again to merge the first chunk against the catalog, and again for the
+    // second chunk.
+    assert.deepEqual(preparedRuns, onServer() ? [second] : []);
+    assert.equal(lookups, 1);
+    assert.equal(bodyReads, onServer() ? 4 : 2);
+    assert.equal((await batchStatus(svc, token, first)).status, 'completed');
+    assert.deepEqual(countersOf(await batchStatus(svc, token, second)), {
+      status: 'completed_with_errors',
+      received_count: 3,
+      validated_ok: 3,
+      validated_failed: 0,
+      upserted: 2,
+      failed: 1,
+    });
+    const errors = await svc.allErrors(token, second);
+    assert.deepEqual(
+      errors.map((e) => [e.index, (e.errors as Array<{ code: string }>).map((x) => x.code)]),
+      [[0, ['sku_conflict']]],
+    );
+    const products = await svc.request({ method: 'GET', url: '/products?limit=10', token });
+    assert.equal(products.json<{ data: unknown[] }>().data.length, 3);
+  });
+
   void test('batches with skus of their own are merged once, ahead of their turn', async () => {
     const tenant = svc.tenant('pipeline-disjoint');
     const token = await svc.token(tenant);

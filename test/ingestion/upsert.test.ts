@@ -233,6 +233,54 @@ void describe('images of a variant', () => {
     ]);
   });
 
+  void test('several items of one batch patch a variant one after another, on top of what is stored', async () => {
+    const token = await freshTenant();
+    const v = variant({ images: [{ url: url(1), angle: 5 }] });
+    const first = product({ variants: [v] });
+    await ingest(svc, token, [first]);
+    // One batch, one chunk: the three patches are folded together, then merged into the stored images.
+    await ingest(svc, token, [
+      { ...first, variants: [{ ...v, images: [{ url: url(1) }] }] },
+      { ...first, variants: [{ ...v, images: [{ url: url(1) }, { url: url(2) }] }] },
+      {
+        ...first,
+        variants: [
+          {
+            ...v,
+            images: [
+              { url: url(3), angle: 30 },
+              { url: url(2), angle: 20 },
+            ],
+          },
+        ],
+      },
+    ]);
+    const stored = await storedProduct(svc, token, first.external_id as string);
+    assert.deepEqual((stored.variants as Array<Record<string, unknown>>)[0]!.images, [
+      { url: url(1), angle: 5 },
+      { url: url(2), angle: 20 },
+      { url: url(3), angle: 30 },
+    ]);
+    // An image first sent without an angle reads as null, and takes one sent later.
+    await ingest(svc, token, [{ ...first, variants: [{ ...v, images: [{ url: url(4) }] }] }]);
+    await ingest(svc, token, [{ ...first, variants: [{ ...v, images: [{ url: url(4) }] }] }]);
+    const before = await storedProduct(svc, token, first.external_id as string);
+    assert.deepEqual((before.variants as Array<Record<string, unknown>>)[0]!.images, [
+      { url: url(1), angle: 5 },
+      { url: url(2), angle: 20 },
+      { url: url(3), angle: 30 },
+      { url: url(4), angle: null },
+    ]);
+    await ingest(svc, token, [{ ...first, variants: [{ ...v, images: [{ url: url(4), angle: 40 }] }] }]);
+    const after = await storedProduct(svc, token, first.external_id as string);
+    assert.deepEqual((after.variants as Array<Record<string, unknown>>)[0]!.images, [
+      { url: url(1), angle: 5 },
+      { url: url(2), angle: 20 },
+      { url: url(3), angle: 30 },
+      { url: url(4), angle: 40 },
+    ]);
+  });
+
   void test('angle: null on a known url clears the stored angle; 0 is a value, not an absence', async () => {
     const token = await freshTenant();
     const v = variant({

@@ -1,4 +1,4 @@
--- A variant's images merged by url (CONTRACT §6) inside the variants upsert, so the worker no longer
+-- A variant's images merged by url (CONTRACT §5) inside the variants upsert, so the worker no longer
 -- reads every stored variant's images before writing (docs/performance.md, "A fourteenth look").
 --
 -- `patch` is what a run of items sent for the variant, already folded together in order: each
@@ -6,14 +6,14 @@
 -- item sent images. Known urls are updated in place, new ones appended in order, unsent ones kept.
 -- A stored image may lack `angle` (a new image sent without one): it reads as null.
 CREATE FUNCTION merge_images(stored jsonb, patch jsonb) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
   merged jsonb := stored;
   image jsonb;
   known boolean;
 BEGIN
-  -- A resend of the same images, or none sent: nothing to fold in.
-  IF patch = '[]'::jsonb OR patch = stored THEN
+  -- None sent, or a resend of the same images: nothing to fold in.
+  IF patch IS NULL OR patch = '[]'::jsonb OR patch = stored THEN
     RETURN stored;
   END IF;
   FOR image IN SELECT jsonb_array_elements(patch) LOOP
