@@ -1,19 +1,9 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Database } from '../db/database.ts';
-import type { FullProductIngest } from '../catalog/product-schema.ts';
-import {
-  findVariantsBySku,
-  serializeRows,
-  upsertProducts,
-  upsertVariants,
-  type SerializedRows,
-} from '../catalog/catalog.repository.ts';
-import { mergeItems, type MergedChunk } from '../catalog/merge-items.ts';
 import { BATCH_STATUS, TERMINAL_STATUSES, type BatchStatus } from './batch-status.ts';
 import { findBatch, type BatchRow } from './batch.repository.ts';
 import { giveUpBatchRuns } from './batch-give-up.ts';
 import {
-  advanceBatch,
   finishBatch,
   insertItemFailures,
   readItems,
@@ -22,8 +12,16 @@ import {
   startBatchRun,
   type ItemFailure,
 } from './batch-progress.repository.ts';
+import {
+  createChunkWriter,
+  mergeChunk,
+  validItemsIn,
+  type ValidItems,
+  type Verdicts,
+  type WritableChunk,
+} from './chunk-writer.ts';
 import type { ItemValidator } from './item-validator.ts';
-import { internalError, isDataError, itemKeys } from './item-failures.ts';
+import { itemKeys } from './item-failures.ts';
 
 /** Thrown when the process is shutting down: the batch is left as it is, to be resumed. */
 export class ShutdownError extends Error {
@@ -32,48 +30,11 @@ export class ShutdownError extends Error {
   }
 }
 
-/**
- * Thrown inside a chunk's transaction, to roll it back, when the variants upsert left a sku alone
- * because another product owns it: the chunk is then merged against the stored variants, which
- * tells the items to reject.
- */
-class SkuOwnedElsewhereError extends Error {
-  constructor() {
-    super('a sku of the chunk belongs to another product');
-  }
-}
-
 /** What a finished run of {@link BatchProcessor.processBatch} did, for metrics and logs. */
 export interface BatchOutcome {
   status: BatchStatus | null;
   upserted: number;
   failed: number;
-}
-
-type ChunkItems = Array<{ index: number; item: FullProductIngest }>;
-type ValidItems = Map<number, FullProductIngest>;
-
-/** Every item of a batch judged: the valid ones by index, and the records of the others. */
-interface Verdicts {
-  valid: ValidItems;
-  failures: ItemFailure[];
-}
-
-/**
- * The items of [from, to) merged and ready to write: the rows serialized, and what the run records
- * about them. It holds no parsed item or merged row. A batch's parsed items are several megabytes of
- * small objects; kept until the rows were written (through this batch's statements and the
- * preparation of the next), they outlived the young generation and were copied into the old one
- * (docs/performance.md, "An eleventh look").
- */
-interface WritableChunk {
-  from: number;
-  to: number;
-  products: SerializedRows;
-  variants: SerializedRows;
-  upserted: number;
-  /** The items rejected by the merge (`sku_conflict`), with their keys. */
-  failures: ItemFailure[];
 }
 
 /** A batch read, parsed and judged ahead of its turn; see {@link BatchProcessor.prepareBatch}. */
@@ -175,43 +136,7 @@ export function createBatchProcessor(deps: {
     });
   }
 
-  /** The valid items in [from, to), in index order. */
-  function validItemsIn(known: ValidItems, from: number, to: number) {
-    const items: ChunkItems = [];
-    for (let i = from; i < to; i++) {
-      const item = known.get(i);
-      if (item) items.push({ index: i, item });
-    }
-    return items;
-  }
-
-  /** The rows of a merge, serialized, and the records of the items it rejected. */
-  function toWritable(from: number, to: number, items: ChunkItems, merged: MergedChunk): WritableChunk {
-    const byIndex =
-      merged.rejected.length > 0 ? new Map(items.map(({ index, item }) => [index, item])) : null;
-    return {
-      from,
-      to,
-      products: serializeRows(merged.products),
-      variants: serializeRows(merged.variants),
-      upserted: merged.applied.length,
-      failures: merged.rejected.map(({ index, errors }) => ({
-        index,
-        ...itemKeys(byIndex?.get(index), errors),
-        errors,
-      })),
-    };
-  }
-
-  /** Merges the items of [from, to) with each other, reading nothing: the upsert does the rest. */
-  const mergeChunk = (from: number, to: number, items: ChunkItems) =>
-    toWritable(from, to, items, mergeItems(items));
-
-  /** Merges the items of [from, to) on top of the stored variants they name (the rare path). */
-  async function mergeChunkWithCatalog(tenantId: string, from: number, to: number, items: ChunkItems) {
-    const skus = [...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku)))];
-    return toWritable(from, to, items, mergeItems(items, await findVariantsBySku(db, tenantId, skus)));
-  }
+  const chunks = createChunkWriter({ db, readVerdicts });
 
   /** The prepared rows of [from, to), if `prepared` holds that chunk; taken, so they are not held twice. */
   function preparedChunk(prepared: PreparedBatch | null, from: number, to: number): WritableChunk | null {
@@ -219,112 +144,6 @@ export function createBatchProcessor(deps: {
     if (!prepared || !chunk || chunk.from !== from || chunk.to !== to) return null;
     prepared.chunk = null;
     return chunk;
-  }
-
-  /**
-   * Writes a chunk in one transaction; null when another run already did. Throws
-   * {@link SkuOwnedElsewhereError}, having written nothing, when a sku belongs to another product.
-   */
-  async function applyChunk(
-    batch: BatchRow,
-    chunk: WritableChunk,
-    pipeline: PipelineOptions,
-  ): Promise<{ upserted: number; failed: number } | null> {
-    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
-    return db.transaction(async (tx) => {
-      const step = { upserted: chunk.upserted, failed: chunk.failures.length };
-      const fence = await advanceBatch(tx, { ...key, fromIndex: chunk.from, toIndex: chunk.to, ...step });
-      if (!fence) return null;
-      await upsertProducts(tx, key.tenantId, chunk.products);
-      const writing = upsertVariants(tx, key.tenantId, chunk.variants);
-      pipeline.onWriting?.();
-      if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();
-      await insertItemFailures(tx, key, chunk.failures);
-      return step;
-    });
-  }
-
-  /**
-   * Writes a chunk's rows; when the data makes the write fail, narrows the chunk down item by item.
-   * `'sku-taken'` when a sku belongs to another product (nothing written).
-   */
-  async function tryChunk(batch: BatchRow, chunk: WritableChunk, pipeline: PipelineOptions) {
-    try {
-      return await applyChunk(batch, chunk, pipeline);
-    } catch (error) {
-      if (error instanceof SkuOwnedElsewhereError) return 'sku-taken' as const;
-      // A lost connection or a server restart is the job's to retry; only a write the data itself
-      // makes fail is narrowed down.
-      if (!isDataError(error)) throw error;
-      return applyChunkItemByItem(batch, chunk.from, chunk.to, pipeline);
-    }
-  }
-
-  /**
-   * Writes the rows of [from, to). When a sku turns out to belong to another product, the items are
-   * read again and merged against the stored variants, which rejects the items at fault, and the
-   * chunk is written again. Reading is not writing: a failure to read is never narrowed down.
-   */
-  async function writeChunk(
-    batch: BatchRow,
-    chunk: WritableChunk,
-    pipeline: PipelineOptions,
-    /** The batch's items, when the run still holds them. */
-    held: Verdicts | null,
-  ) {
-    const written = await tryChunk(batch, chunk, pipeline);
-    if (written !== 'sku-taken') return written;
-    const { from, to } = chunk;
-    const verdicts = held ?? (await readVerdicts({ tenantId: batch.tenant_id, batchId: batch.batch_id }));
-    if (!verdicts) return null; // ended by another run
-    const merged = await mergeChunkWithCatalog(
-      batch.tenant_id,
-      from,
-      to,
-      validItemsIn(verdicts.valid, from, to),
-    );
-    const again = await tryChunk(batch, merged, pipeline);
-    // Only a second writer of the tenant's catalog could take a sku between the look-up and the write.
-    if (again === 'sku-taken') throw new Error('A sku of the chunk was taken while it was being merged');
-    return again;
-  }
-
-  /**
-   * A chunk whose write failed is retried item by item, so one bad item cannot sink the others;
-   * an item that still cannot be written is recorded as `internal_error`. The items are read again:
-   * this is the rare path, and the common one keeps none while it writes.
-   */
-  async function applyChunkItemByItem(batch: BatchRow, from: number, to: number, pipeline: PipelineOptions) {
-    const key = { tenantId: batch.tenant_id, batchId: batch.batch_id };
-    const verdicts = await readVerdicts(key);
-    if (!verdicts) return null; // ended by another run
-    const totals = { upserted: 0, failed: 0 };
-    for (let i = from; i < to; i++) {
-      const single = validItemsIn(verdicts.valid, i, i + 1);
-      let step: { upserted: number; failed: number } | null;
-      try {
-        step = await applyChunk(batch, await mergeChunkWithCatalog(key.tenantId, i, i + 1, single), pipeline);
-      } catch (error) {
-        // A sku taken under a merge just made against the catalog is a second writer's doing, not the item's.
-        if (error instanceof SkuOwnedElsewhereError || !isDataError(error)) throw error;
-        step = await db.transaction(async (tx) => {
-          const fence = await advanceBatch(tx, {
-            ...key,
-            fromIndex: i,
-            toIndex: i + 1,
-            upserted: 0,
-            failed: 1,
-          });
-          if (!fence) return null;
-          await insertItemFailures(tx, key, [internalError(i, single[0]?.item)]);
-          return { upserted: 0, failed: 1 };
-        });
-      }
-      if (!step) return null;
-      totals.upserted += step.upserted;
-      totals.failed += step.failed;
-    }
-    return totals;
   }
 
   /** Where a batch's unsettled items start: validation (re)starts a batch from its first item. */
@@ -374,7 +193,7 @@ export function createBatchProcessor(deps: {
       }
       // After the last chunk the batch's items are not needed: they go before its rows are written.
       if (to >= batch.received_count) verdicts = null;
-      const step = await writeChunk(batch, chunk, chunkPipeline, verdicts);
+      const step = await chunks.write(batch, chunk, chunkPipeline, verdicts);
       if (!step) return outcome; // another run holds this batch; it will finish it
       outcome.upserted += step.upserted;
       outcome.failed += step.failed;
