@@ -8,6 +8,8 @@
  * Options: --out <file> --seed <n> --l2 <x> --epochs <n> --blocks a,b,c --calibration <fraction>
  * --input-size <side> (of the square the network runs at; 512 unless speed matters more than accuracy)
  * --threads <n> --cache <dir> --synthetic-plans <n> (drawn floor plans added when the data has none). Features are cached under data/feature-cache, so a re-run only fits.
+ *
+ *   npm run train -- --cross-validate 5   # k-fold accuracy per source and label; writes no head
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import {
 import { statisticsFromVector } from '../src/analysis/model/image-statistics.ts';
 import { DEFAULT_HEAD_PATH, parseRoomHead, type RoomHeadFile } from '../src/analysis/model/room-head.ts';
 import { decideVerdict } from '../src/analysis/model/scene-verdict.ts';
+import { crossValidate, crossValidationReport } from './lib/cross-validation.ts';
 import { loadFeatures } from './lib/feature-cache.ts';
 import { readManifest } from './lib/manifest.ts';
 import { writeSyntheticFloorPlans } from './lib/synthetic-floor-plan.ts';
@@ -45,6 +48,7 @@ const { values: args } = parseArgs({
     'input-size': { type: 'string', default: String(NETWORK_INPUT_SIZE) },
     threads: { type: 'string' },
     cache: { type: 'string', default: path.join(repoRoot, 'data/feature-cache') },
+    'cross-validate': { type: 'string' },
   },
 });
 
@@ -58,6 +62,13 @@ if (unknownBlock)
 const inputSize = /^\d+$/.test(args['input-size']) ? Number(args['input-size']) : Number.NaN;
 if (!isValidInputSize(inputSize))
   throw new Error(`--input-size must be ${INPUT_SIZE_RULE}, not ${args['input-size']}`);
+
+const folds = args['cross-validate'] === undefined ? 0 : Number(args['cross-validate']);
+if (
+  args['cross-validate'] !== undefined &&
+  !(/^\d+$/.test(args['cross-validate']) && folds >= 2 && folds <= 20)
+)
+  throw new Error(`--cross-validate must be a number of folds from 2 to 20, not ${args['cross-validate']}`);
 
 const photos = (await readManifest(args.data)).map((e) => ({ ...e, label: normaliseLabel(e.label) }));
 // Plans drawn in code stand in for the floor plans the photo set lacks (see synthetic-floor-plan.ts).
@@ -77,13 +88,33 @@ const features = await loadFeatures(entries, {
   threads: args.threads === undefined ? undefined : Number(args.threads),
 });
 
-const { fit, calibration } = stratifiedSplit(entries, Number(args.calibration), seed);
-const design = buildDesign(entries, features, blocks, labels, fit, calibration);
-const model = await fitSoftmaxRegression(design.fit.x, design.fit.y, design.fit.weights, {
-  classes: labels.length,
+const fitOptions = {
   l2: Number(args.l2),
   epochs: Number(args.epochs),
   learningRate: Number(args['learning-rate']),
+};
+if (folds > 0) {
+  // Every photo is predicted once by a head that never saw it: more photos per label than one split.
+  const predicted = await crossValidate(entries, features, {
+    blocks,
+    labels,
+    folds,
+    seed,
+    fit: fitOptions,
+    log: (line) => console.log(line),
+  });
+  console.log(crossValidationReport(entries, labels, predicted));
+  console.log(
+    `cross-validated ${folds} folds in ${((Date.now() - started) / 1000).toFixed(0)} s; no head written`,
+  );
+  process.exit(0);
+}
+
+const { fit, calibration } = stratifiedSplit(entries, Number(args.calibration), seed);
+const design = buildDesign(entries, features, blocks, labels, fit, calibration);
+const model = await fitSoftmaxRegression(design.fit.x, design.fit.y, design.fit.weights, {
+  ...fitOptions,
+  classes: labels.length,
 });
 const calibrationLogits = predictLogits(model, design.calibration.x);
 const temperature = calibration.length > 0 ? fitTemperature(calibrationLogits, design.calibration.y) : 1;

@@ -55,3 +55,18 @@ void test('train refuses an unknown feature block by name', async () => {
   assert.equal(result.code, 1);
   assert.match(result.stderr, /Error: unknown feature block "colour" \(known: headMean, /);
 });
+
+void test('train refuses a number of cross-validation folds outside 2 to 20', async () => {
+  const values = ['1', '21', 'five', '3.5', ''];
+  const results = await Promise.all(values.map((v) => train(['--cross-validate', v])));
+  for (const [i, value] of values.entries()) {
+    assert.equal(results[i]!.code, 1, value);
+    assert.match(
+      results[i]!.stderr,
+      new RegExp(
+        `Error: --cross-validate must be a number of folds from 2 to 20, not ${value.replace('.', '\\.')}\\n`,
+      ),
+      value,
+    );
+  }
+});
