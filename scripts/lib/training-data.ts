@@ -36,27 +36,53 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** Holds out `fraction` of each (label, source) group for calibration, seeded. */
-export function stratifiedSplit(entries: readonly ManifestEntry[], fraction: number, seed: number) {
+/**
+ * The entry indices of each (label, source) group, in the groups' sorted order, each shuffled with
+ * one seeded sequence: the same seed deals the same photos to the same places.
+ */
+function shuffledGroups(entries: readonly ManifestEntry[], seed: number): number[][] {
   const random = seededRandom(seed);
   const groups = new Map<string, number[]>();
   entries.forEach((e, i) => {
     const key = `${e.label}|${e.source}`;
     groups.set(key, [...(groups.get(key) ?? []), i]);
   });
-  const fit: number[] = [];
-  const calibration: number[] = [];
-  for (const key of [...groups.keys()].sort()) {
+  return [...groups.keys()].sort().map((key) => {
     const idx = groups.get(key)!;
     for (let i = idx.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
       [idx[i], idx[j]] = [idx[j]!, idx[i]!];
     }
+    return idx;
+  });
+}
+
+/** Holds out `fraction` of each (label, source) group for calibration, seeded. */
+export function stratifiedSplit(entries: readonly ManifestEntry[], fraction: number, seed: number) {
+  const fit: number[] = [];
+  const calibration: number[] = [];
+  for (const idx of shuffledGroups(entries, seed)) {
     const held = Math.round(idx.length * fraction);
     calibration.push(...idx.slice(0, held));
     fit.push(...idx.slice(held));
   }
   return { fit: fit.sort((a, b) => a - b), calibration: calibration.sort((a, b) => a - b) };
+}
+
+/**
+ * The fold (0 … folds − 1) of every entry: each (label, source) group is dealt out in turn, so every
+ * fold holds the same share of every group, give or take one photo.
+ */
+export function stratifiedFolds(entries: readonly ManifestEntry[], folds: number, seed: number): Int32Array {
+  const foldOf = new Int32Array(entries.length);
+  let dealt = 0; // carries over between groups, so small groups do not all start in fold 0
+  for (const idx of shuffledGroups(entries, seed)) for (const row of idx) foldOf[row] = dealt++ % folds;
+  return foldOf;
+}
+
+/** Index of the largest value (the first of equals). */
+export function argmax(values: readonly number[]): number {
+  return values.indexOf(Math.max(...values));
 }
 
 /** Standardised rows of one split, their class indices and class-balancing weights. */
@@ -108,7 +134,7 @@ type Design = ReturnType<typeof buildDesign>;
 
 function accuracy(logits: number[][], y: Int32Array): number {
   let right = 0;
-  logits.forEach((l, i) => (right += l.indexOf(Math.max(...l)) === y[i] ? 1 : 0));
+  logits.forEach((l, i) => (right += argmax(l) === y[i] ? 1 : 0));
   return logits.length ? right / logits.length : 0;
 }
 
@@ -129,7 +155,7 @@ export function summariseFit(
   }
   const recall = labels.map((label, k) => {
     const rows = calLogits.filter((_, i) => design.calibration.y[i] === k);
-    const right = rows.filter((l) => l.indexOf(Math.max(...l)) === k).length;
+    const right = rows.filter((l) => argmax(l) === k).length;
     return `${label} ${rows.length ? ((100 * right) / rows.length).toFixed(1) : '-'}%`;
   });
   // How often the pixel-statistics rule would take a photo of a room for a drawing.

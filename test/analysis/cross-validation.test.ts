@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { crossValidate, crossValidationReport, stratifiedFolds } from '../../scripts/lib/cross-validation.ts';
+import { crossValidate, crossValidationReport } from '../../scripts/lib/cross-validation.ts';
 import type { CachedFeatures } from '../../scripts/lib/feature-cache.ts';
 import type { ManifestEntry } from '../../scripts/lib/manifest.ts';
-import { seededRandom } from '../../scripts/lib/training-data.ts';
+import { buildDesign, seededRandom, stratifiedFolds } from '../../scripts/lib/training-data.ts';
 
 function entry(label: string, source: string, n: number): ManifestEntry {
   return { file: `${label}-${n}.jpg`, absolutePath: `/photos/${label}-${n}.jpg`, label, source };
@@ -68,11 +68,28 @@ void test('the report gives accuracy over all photos, per source and per label, 
   assert.equal(
     crossValidationReport(entries, labels, predicted),
     [
-      'cross-validated accuracy: 75.0% (6/8)',
+      'cross-validated accuracy (head alone): 75.0% (6/8)',
       '  houses: 75.0% (3/4); kitchen 75.0% (3/4)',
       '  places: 75.0% (3/4); bedroom 50.0% (1/2), kitchen 100.0% (2/2)',
     ].join('\n'),
   );
+});
+
+void test('a design standardises every row with the mean and scale of the fit rows only', () => {
+  const entries = dataset([
+    ['bedroom', 'places', 2],
+    ['kitchen', 'places', 2],
+  ]);
+  // Power-normalised (signed square root) to 2, 10, 4 and 100 before standardising.
+  const features = withStats([4, 100, 16, 10_000].map((v) => new Array<number>(12).fill(v)));
+  const design = buildDesign(entries, features, ['stats'], ['bedroom', 'kitchen'], [0, 2], [1, 3]);
+  assert.deepEqual(design.mean, new Array<number>(12).fill(3));
+  assert.deepEqual(design.scale, new Array<number>(12).fill(1));
+  assert.deepEqual([...design.fit.x.data.slice(0, 12)], new Array<number>(12).fill(-1));
+  assert.deepEqual([...design.calibration.x.data.slice(0, 12)], new Array<number>(12).fill(7));
+  assert.deepEqual([...design.calibration.x.data.slice(12)], new Array<number>(12).fill(97));
+  assert.deepEqual([...design.fit.y], [0, 1]);
+  assert.deepEqual([...design.calibration.y], [0, 1]);
 });
 
 void test('each photo is predicted by a head fitted without it', async () => {
@@ -83,7 +100,7 @@ void test('each photo is predicted by a head fitted without it', async () => {
     labels: ['bedroom', 'kitchen'],
     folds: 4,
     seed: 1,
-    fit: { l2: 0.001, epochs: 300, learningRate: 0.05 },
+    fitOptions: { l2: 0.001, epochs: 300, learningRate: 0.05 },
   };
 
   // Labels carried by the first feature: every held-out photo is predicted right.
