@@ -36,7 +36,7 @@ const repoRoot = path.resolve(import.meta.dirname, '..');
 const { values: args } = parseArgs({
   options: {
     data: { type: 'string', default: path.resolve(repoRoot, '../shared/train') },
-    out: { type: 'string', default: DEFAULT_HEAD_PATH },
+    out: { type: 'string' },
     seed: { type: 'string', default: '20240611' },
     l2: { type: 'string', default: '0.1' },
     epochs: { type: 'string', default: '400' },
@@ -69,6 +69,10 @@ if (
   !(/^\d+$/.test(args['cross-validate']) && folds >= 2 && folds <= 20)
 )
   throw new Error(`--cross-validate must be a number of folds from 2 to 20, not ${args['cross-validate']}`);
+// A head file asked for would silently not be written: say so before reading a photo.
+if (folds > 0 && args.out !== undefined)
+  throw new Error('--cross-validate writes no head; leave out --out, or fit without --cross-validate');
+const out = args.out ?? DEFAULT_HEAD_PATH;
 
 const photos = (await readManifest(args.data)).map((e) => ({ ...e, label: normaliseLabel(e.label) }));
 // Plans drawn in code stand in for the floor plans the photo set lacks (see synthetic-floor-plan.ts).
@@ -148,8 +152,8 @@ async function fitAndWriteHead(): Promise<void> {
       fitted: new Date().toISOString().slice(0, 10),
       seed,
       hyperParameters: {
-        l2: Number(args.l2),
-        epochs: Number(args.epochs),
+        l2: fitOptions.l2,
+        epochs: fitOptions.epochs,
         calibrationFraction: Number(args.calibration),
       },
       trainingAccuracy: round(summary.fitAccuracy, 4),
@@ -173,8 +177,8 @@ async function fitAndWriteHead(): Promise<void> {
   const verdictAccuracy = heldOut.filter(Boolean).length / Math.max(1, heldOut.length);
   head.provenance.calibrationVerdictAccuracy = round(verdictAccuracy, 4);
   console.log(`calibration split through the full verdict: ${(100 * verdictAccuracy).toFixed(1)}%`);
-  await writeFile(args.out, `${JSON.stringify(head)}\n`);
+  await writeFile(out, `${JSON.stringify(head)}\n`);
   console.log(
-    `wrote ${path.relative(process.cwd(), args.out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    `wrote ${path.relative(process.cwd(), out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
 }

@@ -64,3 +64,14 @@ void test('train refuses an unknown feature block by name', async () => {
 void test('train refuses a number of cross-validation folds outside 2 to 20', async () => {
   await assertRefused('--cross-validate', ['1', '21', 'five', '3.5', ''], 'a number of folds from 2 to 20');
 });
+
+void test('train refuses --out with --cross-validate, which writes no head', async () => {
+  const result = await train(['--cross-validate', '5']);
+  assert.equal(result.code, 1);
+  assert.ok(
+    result.stderr.includes(
+      'Error: --cross-validate writes no head; leave out --out, or fit without --cross-validate\n',
+    ),
+    result.stderr,
+  );
+});
