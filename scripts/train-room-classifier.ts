@@ -199,8 +199,10 @@ async function fitAndWriteHead(): Promise<void> {
         calibrationFraction,
       },
       trainingAccuracy: round(summary.fitAccuracy, 4),
-      calibrationAccuracy: round(summary.calibrationAccuracy, 4),
-      calibrationNll: round(summary.calibrationNll, 4),
+      ...(summary.calibration && {
+        calibrationAccuracy: round(summary.calibration.accuracy, 4),
+        calibrationNll: round(summary.calibration.nll, 4),
+      }),
       drawingFalsePositives: summary.drawingFalsePositives,
     },
   };
@@ -216,9 +218,11 @@ async function fitAndWriteHead(): Promise<void> {
     });
     return verdict.roomType === entries[i]!.label;
   });
-  const verdictAccuracy = heldOut.filter(Boolean).length / Math.max(1, heldOut.length);
-  head.provenance.calibrationVerdictAccuracy = round(verdictAccuracy, 4);
-  console.log(`calibration split through the full verdict: ${(100 * verdictAccuracy).toFixed(1)}%`);
+  if (heldOut.length > 0) {
+    const verdictAccuracy = heldOut.filter(Boolean).length / heldOut.length;
+    head.provenance.calibrationVerdictAccuracy = round(verdictAccuracy, 4);
+    console.log(`calibration split through the full verdict: ${(100 * verdictAccuracy).toFixed(1)}%`);
+  }
   await writeFile(out, `${JSON.stringify(head)}\n`);
   console.log(
     `wrote ${path.relative(process.cwd(), out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`,

@@ -168,16 +168,23 @@ export function summariseFit(
     if (d.floorPlan + d.other >= 0.5) drawingFalsePositives++;
   });
   const fitAccuracy = accuracy(fitLogits, design.fit.y);
-  const calibrationAccuracy = accuracy(calLogits, design.calibration.y);
-  const calibrationNll = calLogits.length
-    ? negativeLogLikelihood(calLogits, design.calibration.y, temperature)
-    : 0;
+  // `--calibration 0` holds nothing out: there is no accuracy to report, rather than a 0 %.
+  const calibration = calLogits.length
+    ? {
+        accuracy: accuracy(calLogits, design.calibration.y),
+        nll: negativeLogLikelihood(calLogits, design.calibration.y, temperature),
+      }
+    : null;
   const report = [
     `fit: ${design.fit.x.rows} photos × ${design.fit.x.cols} features, accuracy ${(100 * fitAccuracy).toFixed(1)}%`,
-    `calibration: ${design.calibration.x.rows} photos, accuracy ${(100 * calibrationAccuracy).toFixed(1)}%, ` +
-      `temperature ${temperature.toFixed(3)}, NLL ${calibrationNll.toFixed(3)}`,
-    `calibration recall: ${recall.join(', ')}`,
+    ...(calibration
+      ? [
+          `calibration: ${design.calibration.x.rows} photos, accuracy ${(100 * calibration.accuracy).toFixed(1)}%, ` +
+            `temperature ${temperature.toFixed(3)}, NLL ${calibration.nll.toFixed(3)}`,
+          `calibration recall: ${recall.join(', ')}`,
+        ]
+      : [`calibration: no photos held out, temperature ${temperature.toFixed(3)}`]),
     `room photos the drawing rule takes for drawings: ${drawingFalsePositives} of ${roomPhotos}`,
   ].join('\n');
-  return { fitAccuracy, calibrationAccuracy, calibrationNll, counts, sources, drawingFalsePositives, report };
+  return { fitAccuracy, calibration, counts, sources, drawingFalsePositives, report };
 }

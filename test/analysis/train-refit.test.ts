@@ -123,3 +123,23 @@ void test(
     }
   },
 );
+
+void test(
+  '--calibration 0 fits on every photo, keeps temperature 1 and reports no calibration figures',
+  { skip },
+  async () => {
+    const out = path.join(dir, 'uncalibrated.json');
+    const result = await train(['--out', out, '--calibration', '0']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^fit: 25 photos × 2668 features, accuracy 100\.0%$/m);
+    assert.match(result.stdout, /^calibration: no photos held out, temperature 1\.000$/m);
+    assert.doesNotMatch(result.stdout, /calibration split through the full verdict/);
+
+    const head = await readHead(out);
+    assert.equal(head.temperature, 1);
+    assert.equal(head.provenance.trainingAccuracy, 1);
+    for (const absent of ['calibrationAccuracy', 'calibrationNll', 'calibrationVerdictAccuracy']) {
+      assert.equal(absent in head.provenance, false, absent);
+    }
+  },
+);
