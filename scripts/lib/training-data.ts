@@ -62,7 +62,8 @@ export function stratifiedSplit(entries: readonly ManifestEntry[], fraction: num
   const fit: number[] = [];
   const calibration: number[] = [];
   for (const idx of shuffledGroups(entries, seed)) {
-    const held = Math.round(idx.length * fraction);
+    // Every group keeps a photo to fit on, however small it is or large the fraction.
+    const held = Math.min(Math.round(idx.length * fraction), idx.length - 1);
     calibration.push(...idx.slice(0, held));
     fit.push(...idx.slice(held));
   }

@@ -1,11 +1,16 @@
-/** `npm run train -- --cross-validate k`: stratified folds and out-of-fold predictions. */
+/** `npm run train`'s stratified splits and folds, and `--cross-validate k`'s out-of-fold predictions. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { crossValidate, crossValidationReport } from '../../scripts/lib/cross-validation.ts';
 import type { CachedFeatures } from '../../scripts/lib/feature-cache.ts';
 import type { ManifestEntry } from '../../scripts/lib/manifest.ts';
-import { buildDesign, seededRandom, stratifiedFolds } from '../../scripts/lib/training-data.ts';
+import {
+  buildDesign,
+  seededRandom,
+  stratifiedFolds,
+  stratifiedSplit,
+} from '../../scripts/lib/training-data.ts';
 
 function entry(label: string, source: string, n: number): ManifestEntry {
   return { file: `${label}-${n}.jpg`, absolutePath: `/photos/${label}-${n}.jpg`, label, source };
@@ -54,6 +59,28 @@ void test('stratified folds deal every (label, source) group evenly, the same fo
   );
   assert.deepEqual(stratifiedFolds(entries, 5, 42), folds);
   assert.notDeepEqual(stratifiedFolds(entries, 5, 43), folds);
+});
+
+void test('the calibration split holds out its share of every group but never a whole group', () => {
+  const entries = dataset([
+    ['kitchen', 'houses', 20],
+    ['bedroom', 'places', 3],
+    ['bathroom', 'places', 1],
+  ]);
+  const heldPerLabel = (fraction: number): Record<string, number> => {
+    const { fit, calibration } = stratifiedSplit(entries, fraction, 7);
+    assert.deepEqual(
+      [...fit, ...calibration].sort((a, b) => a - b),
+      entries.map((_, i) => i),
+    );
+    const held: Record<string, number> = {};
+    for (const i of calibration) held[entries[i]!.label] = (held[entries[i]!.label] ?? 0) + 1;
+    return held;
+  };
+  // Half of 3 rounds to 2 and half of 1 to 1; each group still keeps a photo to fit on.
+  assert.deepEqual(heldPerLabel(0.5), { kitchen: 10, bedroom: 2 });
+  assert.deepEqual(heldPerLabel(0.15), { kitchen: 3 });
+  assert.deepEqual(heldPerLabel(0), {});
 });
 
 void test('the report gives accuracy over all photos, per source and per label, with counts', () => {
