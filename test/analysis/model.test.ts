@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 
 import { CenterNetModel } from '../../src/analysis/model/centernet-model.ts';
+import { decodeFloat16, encodeFloat16 } from '../../src/analysis/model/float16-codec.ts';
 import { createSceneClassifier, decodeForModel } from '../../src/analysis/model/index.ts';
 import { InferencePool } from '../../src/analysis/model/inference-pool.ts';
 import {
@@ -231,6 +232,29 @@ void test('a head file says which input side its features came from (512 when it
   for (const bad of [400, 800, 0]) {
     assert.throws(() => parseRoomHead({ ...file, inputSize: bad }), {
       message: `the room classifier's inputSize must be a multiple of 32 from 128 to 768, not ${bad}`,
+    });
+  }
+});
+
+void test('a head file with a number that is not finite, or a threshold beyond 0–1, is refused', async () => {
+  const file = JSON.parse(await readFile(DEFAULT_HEAD_PATH, 'utf8')) as RoomHeadFile;
+  const row = Array.from(decodeFloat16(file.weights[0]!));
+  const withWeight = (value: number): string[] => [
+    encodeFloat16(Float32Array.from([value, ...row.slice(1)])),
+    ...file.weights.slice(1),
+  ];
+  assert.equal(parseRoomHead({ ...file, weights: withWeight(1.5) }).weights[0]![0], 1.5);
+  for (const bad of [
+    { weights: withWeight(Number.NaN) },
+    { weights: withWeight(1e6) }, // beyond float16: stored as Infinity
+    { mean: encodeFloat16(Float32Array.from(decodeFloat16(file.mean), (v, i) => (i === 3 ? Infinity : v))) },
+    { bias: [Number.NaN, ...file.bias.slice(1)] },
+    { temperature: Infinity },
+    { unknownBelow: 1.5 },
+    { unknownBelow: -0.1 },
+  ]) {
+    assert.throws(() => parseRoomHead({ ...file, ...bad }), {
+      message: 'the room classifier file is malformed',
     });
   }
 });

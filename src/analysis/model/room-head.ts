@@ -73,7 +73,12 @@ export function parseRoomHead(file: RoomHeadFile): RoomHead {
     weights.length === file.labels.length &&
     file.bias.length === file.labels.length &&
     weights.every((row) => row.length === dims) &&
-    file.temperature > 0;
+    // A fit that diverged (or a weight beyond float16's range) would answer NaN for every photo.
+    [mean, scale, ...weights, file.bias].every((numbers) => numbers.every(Number.isFinite)) &&
+    Number.isFinite(file.temperature) &&
+    file.temperature > 0 &&
+    file.unknownBelow >= 0 &&
+    file.unknownBelow <= 1;
   if (!ok) throw new Error('the room classifier file is malformed');
   return {
     labels: file.labels,
