@@ -89,6 +89,8 @@ void test(
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^features: 0 cached, 25 to extract$/m);
     assert.match(result.stdout, /^fit: 20 photos × 2668 features, accuracy 100\.0%$/m);
+    assert.match(result.stdout, /^calibration: 5 photos, accuracy 100\.0%, temperature /m);
+    assert.match(result.stdout, /^calibration split through the full verdict: 100\.0%$/m);
 
     const head = await readHead(out);
     assert.deepEqual(head.labels, ['bathroom', 'bedroom', 'exterior', 'floor_plan', 'kitchen']);
@@ -105,6 +107,8 @@ void test(
     assert.deepEqual(head.provenance.hyperParameters, { l2: 0.1, epochs: 400, calibrationFraction: 0.15 });
     assert.equal(head.provenance.seed, 20240611);
     assert.equal(head.provenance.trainingAccuracy, 1);
+    assert.equal(head.provenance.calibrationAccuracy, 1);
+    assert.equal(head.provenance.calibrationVerdictAccuracy, 1);
     // The committed head is left alone when --out names another file.
     assert.equal(await committedHead(), committed);
 
