@@ -3,6 +3,9 @@
  * logistic-regression weights and keep the committed JSON in the tens of kilobytes.
  */
 
+/** The largest finite float16; anything that rounds beyond it is stored as infinity. */
+export const FLOAT16_MAX = 65504;
+
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
@@ -12,6 +15,7 @@ function toHalf(value: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exponent = ((x >>> 23) & 0xff) - 127 + 15;
   const mantissa = x & 0x7fffff;
+  if (Number.isNaN(value)) return 0x7e00; // stays NaN, not infinity
   if (exponent >= 0x1f) return sign | 0x7c00; // overflow → infinity
   if (exponent <= 0) {
     if (exponent < -10) return sign; // underflow → zero
