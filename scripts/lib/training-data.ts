@@ -62,8 +62,8 @@ export function stratifiedSplit(entries: readonly ManifestEntry[], fraction: num
   const fit: number[] = [];
   const calibration: number[] = [];
   for (const idx of shuffledGroups(entries, seed)) {
-    // Every group keeps a photo to fit on, however small it is or large the fraction.
-    const held = Math.min(Math.round(idx.length * fraction), idx.length - 1);
+    // Never more than half a group: a small one (1 or 3 photos at 0.5) keeps most of it to fit on.
+    const held = Math.min(Math.round(idx.length * fraction), Math.floor(idx.length / 2));
     calibration.push(...idx.slice(0, held));
     fit.push(...idx.slice(held));
   }
