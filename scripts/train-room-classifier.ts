@@ -17,7 +17,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { encodeFloat16 } from '../src/analysis/model/float16-codec.ts';
+import { encodeFloat16, FLOAT16_MAX } from '../src/analysis/model/float16-codec.ts';
 import { statisticsFromVector } from '../src/analysis/model/image-statistics.ts';
 import { parseRoomHead, type RoomHeadFile } from '../src/analysis/model/room-head.ts';
 import { decideVerdict } from '../src/analysis/model/scene-verdict.ts';
@@ -79,9 +79,11 @@ async function fitAndWriteHead(): Promise<void> {
     ...options.fit,
     classes: labels.length,
   });
-  // A step too long for these features can still overflow; such a head would answer NaN for every photo.
-  if (![...model.bias, ...model.weights.flat()].every(Number.isFinite))
-    throw new Error('the fit diverged (weights are not finite); try a smaller --learning-rate');
+  // A fit that diverged, or weights beyond what float16 stores, would answer NaN or ±∞ for every photo.
+  if (![...model.bias, ...model.weights.flat()].every((v) => Math.abs(v) <= FLOAT16_MAX))
+    throw new Error(
+      `the fit diverged (weights not finite or beyond ±${FLOAT16_MAX}); try a smaller --learning-rate or a larger --l2`,
+    );
   const calibrationLogits = predictLogits(model, design.calibration.x);
   const temperature = calibration.length > 0 ? fitTemperature(calibrationLogits, design.calibration.y) : 1;
   const summary = summariseFit(model, design, labels, temperature);
@@ -112,6 +114,7 @@ async function fitAndWriteHead(): Promise<void> {
       hyperParameters: {
         l2: options.fit.l2,
         epochs: options.fit.epochs,
+        learningRate: options.fit.learningRate,
         calibrationFraction: options.calibrationFraction,
       },
       trainingAccuracy: round(summary.fitAccuracy, 4),

@@ -2,6 +2,7 @@
  * The options of `npm run train`, read and checked before any photo is read: a typo must stop the run
  * with the rule it broke, not fit a head of NaNs after half an hour of feature extraction.
  */
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -14,6 +15,7 @@ import {
 import { DEFAULT_HEAD_PATH } from '../../src/analysis/model/room-head.ts';
 import type { FitOptions } from './softmax-regression.ts';
 
+/** What `npm run train` was asked to do, every number checked. */
 export interface TrainOptions {
   /** Folder with manifest.csv (file,label[,source]). */
   data: string;
@@ -36,8 +38,9 @@ export interface TrainOptions {
   folds: number;
 }
 
-const WHOLE = /^\d+$/;
-const DECIMAL = /^(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?$/i;
+// A sign is read, so that the range, not the spelling, refuses `-1` and says why.
+const WHOLE = /^[-+]?\d+$/;
+const DECIMAL = /^[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?$/i;
 
 /** `text` as a number if it is spelled as `pattern` allows, finite and `isValid`; else the rule. */
 function parseNumber(
@@ -101,9 +104,15 @@ export function parseTrainOptions(argv: string[], repoRoot: string): TrainOption
   if (folds > 0 && args.out !== undefined)
     throw new Error('--cross-validate writes no head; leave out --out, or fit without --cross-validate');
 
+  // Found out only at the end of a fit otherwise, after every photo was read.
+  const out = args.out ?? DEFAULT_HEAD_PATH;
+  const folder = path.dirname(path.resolve(out));
+  if (out === '' || !existsSync(folder) || !statSync(folder).isDirectory())
+    throw new Error(`--out must be a file in an existing folder, not ${out}`);
+
   return {
     data: args.data,
-    out: args.out ?? DEFAULT_HEAD_PATH,
+    out,
     cache: args.cache,
     seed: wholeNumber('--seed', args.seed, 0, 2 ** 32 - 1),
     blocks,

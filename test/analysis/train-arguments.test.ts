@@ -42,7 +42,7 @@ void test('numeric options outside their range or not plain numbers are refused 
   assertRefused('--epochs', ['0', '100001', '2.5', 'all'], 'a whole number from 1 to 100000');
   assertRefused('--learning-rate', ['0', '0.0', '1.5', '1e300', 'Infinity'], 'a number above 0, at most 1');
   assertRefused('--calibration', ['0.6', '1', '-0.1', '15%'], 'a number from 0 to 0.5');
-  assertRefused('--unknown-below', ['1.01', '-0', 'low'], 'a number from 0 to 1');
+  assertRefused('--unknown-below', ['1.01', '-0.01', 'low'], 'a number from 0 to 1');
   assertRefused('--synthetic-plans', ['100001', 'none'], 'a whole number from 0 to 100000');
   assertRefused('--threads', ['0', '65', 'two'], 'a whole number from 1 to 64');
   assertRefused(
@@ -54,7 +54,7 @@ void test('numeric options outside their range or not plain numbers are refused 
 });
 
 void test('numeric options are taken at the ends of their ranges, decimals in any spelling', () => {
-  const low = parse(['--seed=0', '--l2=0', '--epochs=1', '--learning-rate=1e-3', '--calibration=0']);
+  const low = parse(['--seed=+0', '--l2=0', '--epochs=1', '--learning-rate=1e-3', '--calibration=0']);
   assert.deepEqual(
     [low.seed, low.fit, low.calibrationFraction],
     [0, { l2: 0, epochs: 1, learningRate: 0.001 }, 0],
@@ -85,6 +85,20 @@ void test('numeric options are taken at the ends of their ranges, decimals in an
     [higher.unknownBelow, higher.syntheticPlans, higher.threads, higher.folds],
     [1, 100000, 64, 20],
   );
+});
+
+void test('--out must name a file in a folder that exists', () => {
+  const here = path.resolve(import.meta.dirname);
+  for (const out of [
+    '',
+    '/nonexistent/folder/head.json',
+    path.join(here, 'train-arguments.test.ts', 'head.json'),
+  ]) {
+    assert.throws(() => parse([`--out=${out}`]), {
+      message: `--out must be a file in an existing folder, not ${out}`,
+    });
+  }
+  assert.equal(parse(['--out', path.join(here, 'head.json')]).out, path.join(here, 'head.json'));
 });
 
 void test('an unknown feature block is refused by name', () => {

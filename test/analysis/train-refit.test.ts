@@ -104,7 +104,12 @@ void test(
       kitchen: 5,
     });
     assert.deepEqual(head.provenance.sources, { 'houses-dataset': 20, drawn: 5 });
-    assert.deepEqual(head.provenance.hyperParameters, { l2: 0.1, epochs: 400, calibrationFraction: 0.15 });
+    assert.deepEqual(head.provenance.hyperParameters, {
+      l2: 0.1,
+      epochs: 400,
+      learningRate: 0.01,
+      calibrationFraction: 0.15,
+    });
     assert.equal(head.provenance.seed, 20240611);
     assert.equal(head.provenance.trainingAccuracy, 1);
     assert.equal(head.provenance.calibrationAccuracy, 1);
