@@ -55,7 +55,7 @@ function parseNumber(
   return value;
 }
 
-/** Plain digits only: `1e3` or `7.0` for a count is more likely a slip than a choice. */
+/** Digits with an optional sign: `1e3` or `7.0` for a count is more likely a slip than a choice. */
 const wholeNumber = (option: string, text: string, min: number, max: number): number =>
   parseNumber(option, text, WHOLE, `a whole number from ${min} to ${max}`, (n) => n >= min && n <= max);
 
@@ -89,6 +89,9 @@ export function parseTrainOptions(argv: string[], repoRoot: string): TrainOption
   const unknownBlock = blocks.find((b) => !(FEATURE_BLOCKS as readonly string[]).includes(b));
   if (unknownBlock !== undefined)
     throw new Error(`unknown feature block "${unknownBlock}" (known: ${FEATURE_BLOCKS.join(', ')})`);
+  // Named twice, a block would be fitted twice over: a typo, not a choice.
+  const repeated = blocks.find((b, i) => blocks.indexOf(b) !== i);
+  if (repeated !== undefined) throw new Error(`feature block "${repeated}" is named twice in --blocks`);
 
   const folds =
     args['cross-validate'] === undefined

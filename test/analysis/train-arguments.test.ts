@@ -101,10 +101,14 @@ void test('--out must name a file in a folder that exists', () => {
   assert.equal(parse(['--out', path.join(here, 'head.json')]).out, path.join(here, 'head.json'));
 });
 
-void test('an unknown feature block is refused by name', () => {
+void test('an unknown or repeated feature block is refused by name', () => {
   assert.throws(() => parse(['--blocks', 'headMean,colour']), {
     message: /^unknown feature block "colour" \(known: headMean, /,
   });
+  assert.throws(() => parse(['--blocks', 'se12,stats,se12']), {
+    message: 'feature block "se12" is named twice in --blocks',
+  });
+  assert.deepEqual(parse(['--blocks', 'stats, se12']).blocks, ['stats', 'se12']);
 });
 
 void test('--out with --cross-validate, which writes no head, is refused', () => {
