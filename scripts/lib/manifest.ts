@@ -32,23 +32,34 @@ function splitCsvLine(line: string): string[] {
   return cells;
 }
 
-/** Reads `<dir>/manifest.csv` (a header with at least `file` and `label`). */
+/**
+ * Reads `<dir>/manifest.csv` (a header with at least `file` and `label`). A missing manifest, a row
+ * without a file or a label, or a manifest of no rows is refused with the line at fault: the scripts
+ * that read it run for minutes, and should not stop half-way on a photo named `undefined`.
+ */
 export async function readManifest(dir: string): Promise<ManifestEntry[]> {
-  const text = await readFile(path.join(dir, 'manifest.csv'), 'utf8');
-  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '');
+  const manifest = path.join(dir, 'manifest.csv');
+  let text: string;
+  try {
+    text = await readFile(manifest, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new Error(`${manifest} does not exist: a labelled folder needs one, with columns file,label`);
+  }
+  const lines = text.split(/\r?\n/);
   const header = splitCsvLine(lines[0] ?? '').map((h) => h.trim());
   const fileCol = header.indexOf('file');
   const labelCol = header.indexOf('label');
   const sourceCol = header.indexOf('source');
-  if (fileCol < 0 || labelCol < 0) throw new Error(`${dir}/manifest.csv needs "file" and "label" columns`);
-  return lines.slice(1).map((line) => {
-    const cells = splitCsvLine(line);
-    const file = cells[fileCol]!.trim();
-    return {
-      file,
-      absolutePath: path.resolve(dir, file),
-      label: cells[labelCol]!.trim(),
-      source: sourceCol >= 0 ? (cells[sourceCol]?.trim() ?? '') : '',
-    };
+  if (fileCol < 0 || labelCol < 0) throw new Error(`${manifest} needs "file" and "label" columns`);
+  const entries = lines.flatMap((line, i) => {
+    if (i === 0 || line.trim() === '') return [];
+    const cells = splitCsvLine(line).map((c) => c.trim());
+    const file = cells[fileCol] ?? '';
+    const label = cells[labelCol] ?? '';
+    if (file === '' || label === '') throw new Error(`${manifest} line ${i + 1}: needs a file and a label`);
+    return [{ file, absolutePath: path.resolve(dir, file), label, source: cells[sourceCol] ?? '' }];
   });
+  if (entries.length === 0) throw new Error(`${manifest} lists no photos`);
+  return entries;
 }
