@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { createSceneClassifier, decodeForModel } from '../src/analysis/model/index.ts';
 import type { RoomType, SceneKind, SceneVerdict } from '../src/analysis/scene-types.ts';
 import { readManifest } from './lib/manifest.ts';
+import { wholeNumber } from './lib/number-option.ts';
 import { printConfusion, type Outcome } from './lib/eval-report.ts';
 
 const { values: args, positionals } = parseArgs({
@@ -40,9 +41,11 @@ function expectedScene(label: string): SceneKind {
   return 'interior';
 }
 
+// Checked before the model loads: `Number('two')` would ask the pool for NaN threads.
+const threads = args.threads === undefined ? undefined : wholeNumber('--threads', args.threads, 1, 64);
 const entries = await readManifest(dir);
 const classifier = createSceneClassifier({
-  threads: args.threads === undefined ? undefined : Number(args.threads),
+  threads,
   headPath: args.head === undefined ? undefined : path.resolve(args.head),
 });
 const loadStarted = performance.now();

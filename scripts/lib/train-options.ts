@@ -13,6 +13,7 @@ import {
   NETWORK_INPUT_SIZE,
 } from '../../src/analysis/model/network-input.ts';
 import { DEFAULT_HEAD_PATH } from '../../src/analysis/model/room-head.ts';
+import { DECIMAL, decimalNumber, parseNumber, WHOLE, wholeNumber } from './number-option.ts';
 import type { FitOptions } from './softmax-regression.ts';
 
 /** What `npm run train` was asked to do, every number checked. */
@@ -37,31 +38,6 @@ export interface TrainOptions {
   /** Folds to cross-validate with instead of fitting a head; 0 fits and writes the head. */
   folds: number;
 }
-
-// A sign is read, so that the range, not the spelling, refuses `-1` and says why.
-const WHOLE = /^[-+]?\d+$/;
-const DECIMAL = /^[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?$/i;
-
-/** `text` as a number if it is spelled as `pattern` allows, finite and `isValid`; else the rule. */
-function parseNumber(
-  option: string,
-  text: string,
-  pattern: RegExp,
-  rule: string,
-  isValid: (n: number) => boolean,
-): number {
-  const value = pattern.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isFinite(value) || !isValid(value)) throw new Error(`${option} must be ${rule}, not ${text}`);
-  return value;
-}
-
-/** Digits with an optional sign: `1e3` or `7.0` for a count is more likely a slip than a choice. */
-const wholeNumber = (option: string, text: string, min: number, max: number): number =>
-  parseNumber(option, text, WHOLE, `a whole number from ${min} to ${max}`, (n) => n >= min && n <= max);
-
-/** The usual decimal spellings: `0.05`, `.05`, `5e-2`, `1.`. */
-const decimalNumber = (option: string, text: string, min: number, max: number): number =>
-  parseNumber(option, text, DECIMAL, `a number from ${min} to ${max}`, (n) => n >= min && n <= max);
 
 /** Reads `argv` (the arguments after the script); throws with the broken rule on bad input. */
 export function parseTrainOptions(argv: string[], repoRoot: string): TrainOptions {
