@@ -45,6 +45,11 @@ export interface Config {
      * so there the worker shares the API's.
      */
     thread: boolean;
+    /**
+     * Days an ended batch (its status record and error records) is kept after its last change;
+     * 0 keeps them for ever. The catalog is never deleted.
+     */
+    batchRetentionDays: number;
   };
   analysis: {
     /** Whether this API process loads the vision model and serves the analysis route. */
@@ -58,6 +63,9 @@ export class ConfigError extends Error {}
 
 /** How often an idle worker polls the queue unless `WORKER_POLL_MS` says otherwise. */
 export const DEFAULT_WORKER_POLL_MS = 500;
+
+/** How long an ended batch can still be read unless `BATCH_RETENTION_DAYS` says otherwise. */
+export const DEFAULT_BATCH_RETENTION_DAYS = 30;
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Infinity): number {
   const raw = env[name];
@@ -146,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // two minutes.
       pollMs: integer(env, 'WORKER_POLL_MS', DEFAULT_WORKER_POLL_MS, 500, 30_000),
       thread: workerThread(env, serviceRole),
+      batchRetentionDays: integer(env, 'BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 0, 36_500),
     },
     analysis: {
       enabled: optional(env, 'ANALYSIS_ENABLED') !== 'false',

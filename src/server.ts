@@ -158,6 +158,7 @@ export async function startService(
         metrics,
         log,
         concurrency: config.worker.concurrency,
+        batchRetentionDays: config.worker.batchRetentionDays,
       });
       await worker.start();
     }

@@ -11,6 +11,8 @@ import { BATCH_COLUMNS, toBatchRow, type BatchRow, type RawBatchRow } from './ba
  */
 const TOUCH_VALUE = `GREATEST(date_trunc('milliseconds', clock_timestamp()), updated_at + interval '1 millisecond')`;
 const TOUCH = `updated_at = ${TOUCH_VALUE}`;
+/** Set by the statements that end a batch, and only by them: its retention counts from it. */
+const END = `ended_at = clock_timestamp()`;
 
 const UNFINISHED = `('accepted', 'validating', 'processing')`;
 
@@ -146,7 +148,7 @@ export async function finishBatch(
     `WITH ended AS (
        UPDATE batches SET status = CASE WHEN failed = 0 THEN 'completed'
                                         WHEN upserted = 0 THEN 'failed'
-                                        ELSE 'completed_with_errors' END, ${TOUCH}
+                                        ELSE 'completed_with_errors' END, ${TOUCH}, ${END}
        WHERE tenant_id = $1 AND id = $2 AND status = 'processing' AND next_index = received_count
        RETURNING status
      ), dropped AS (${dropBody('ended')})
@@ -235,7 +237,7 @@ export async function giveUpBatch(
                        WHEN failed = 0 THEN 'completed'
                        WHEN upserted = 0 THEN 'failed'
                        ELSE 'completed_with_errors' END,
-         ${TOUCH}
+         ${TOUCH}, ${END}
        WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
        RETURNING status
      ), dropped AS (${dropBody('ended')})

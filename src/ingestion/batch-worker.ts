@@ -4,6 +4,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { BatchProcessor, PipelineOptions, PreparedBatch } from './batch-processor.ts';
 import { ShutdownError } from './batch-processor.ts';
 import { findOldestUnfinishedBatches, findTenantsWithStaleBatches } from './batch-progress.repository.ts';
+import { deleteExpiredBatches } from './batch-retention.ts';
 import { pruneRateLimitWindows } from './rate-limiter.ts';
 
 /** Longest a job keeps draining one tenant before handing the rest to a new job (fairness, expiry). */
@@ -45,6 +46,8 @@ export function createBatchWorker(deps: {
   drainBudgetMs?: number;
   /** How often to look for batches that lost their worker (tests shorten it). */
   sweepIntervalMs?: number;
+  /** Days an ended batch is kept; 0 or absent keeps it for ever. */
+  batchRetentionDays?: number;
 }): BatchWorker {
   const { db, queue, processor, metrics, log } = deps;
   const budget = deps.drainBudgetMs ?? DRAIN_BUDGET_MS;
@@ -135,13 +138,19 @@ export function createBatchWorker(deps: {
 
   /**
    * Enqueues a drain for tenants whose unfinished batches nobody has touched for a while, and wakes
-   * this process's idle loops for them rather than leave them to the next poll.
+   * this process's idle loops for them rather than leave them to the next poll. Then deletes what
+   * is kept no longer: rate-limit windows past use, and ended batches past their retention.
    */
   async function sweep(staleSeconds: number): Promise<void> {
     const stale = await findTenantsWithStaleBatches(db, staleSeconds);
     for (const tenantId of stale) await queue.send({ tenantId, batchId: null });
     if (stale.length > 0) queue.nudge();
     await pruneRateLimitWindows(db);
+    if (deps.batchRetentionDays) {
+      const deleted = await deleteExpiredBatches(db, deps.batchRetentionDays);
+      if (deleted > 0)
+        log.info({ deleted, retentionDays: deps.batchRetentionDays }, 'deleted expired batches');
+    }
   }
 
   return {

@@ -7,8 +7,8 @@ import { readMigrations } from '../../src/db/migrate.ts';
 import { mergeImages, type StoredImage } from '../../src/catalog/merge-items.ts';
 
 /**
- * What the migrations leave behind that a client cannot see: how batch bodies are stored, and the
- * function the variants upsert merges images with.
+ * What the migrations leave behind that a client cannot see: how batch bodies are stored, the
+ * function the variants upsert merges images with, and when batches ended.
  */
 
 let svc: TestService;
@@ -69,6 +69,41 @@ void describe('migration 004: bodies of ended batches', () => {
       [tenant],
     );
     assert.deepEqual(kept.map((row) => row.batch_id).sort(), [ids.accepted, ids.processing].sort());
+  });
+});
+
+void describe('migration 006: when batches ended', () => {
+  void test('a batch that ended before it is taken to have ended at its last change; others have no end', async () => {
+    const { db } = svc.service;
+    const tenant = svc.tenant('ended-at');
+    const ids: Record<string, string> = {};
+    for (const status of ['accepted', 'processing', 'completed', 'completed_with_errors', 'failed']) {
+      ids[status] = await storeBatch(db, tenant, [product()]);
+      // As a batch ended before the migration left it: terminal, with no end recorded.
+      await db.query(
+        `UPDATE batches SET status = $3, updated_at = '2026-01-02T03:04:05.678Z', ended_at = NULL
+         WHERE tenant_id = $1 AND id = $2`,
+        [tenant, ids[status], status],
+      );
+    }
+    const migration = (await readMigrations()).find((m) => m.version === 6)!;
+    assert.equal(migration.name, 'batch_retention');
+    await db.exec(migration.sql);
+
+    const rows = await db.query<{ status: string; ended_at: Date | null }>(
+      'SELECT status, ended_at FROM batches WHERE tenant_id = $1 ORDER BY seq',
+      [tenant],
+    );
+    assert.deepEqual(
+      rows.map((row) => [row.status, row.ended_at?.toISOString() ?? null]),
+      [
+        ['accepted', null],
+        ['processing', null],
+        ['completed', '2026-01-02T03:04:05.678Z'],
+        ['completed_with_errors', '2026-01-02T03:04:05.678Z'],
+        ['failed', '2026-01-02T03:04:05.678Z'],
+      ],
+    );
   });
 });
 

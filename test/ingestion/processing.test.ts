@@ -302,6 +302,15 @@ void describe('recovery paths of the batch processor, on the real database', () 
     return rows[0]!.n === 1;
   }
 
+  /** Whether the batch has its end recorded, which BATCH_RETENTION_DAYS counts from. */
+  async function endRecorded(tenantId: string, batchId: string): Promise<boolean> {
+    const rows = await svc.service.db.query<{ ended: boolean }>(
+      'SELECT ended_at IS NOT NULL AS ended FROM batches WHERE tenant_id = $1 AND id = $2',
+      [tenantId, batchId],
+    );
+    return rows[0]!.ended;
+  }
+
   /**
    * A batch never validated, after two runs that got nowhere: still `validating` with no counts,
    * and the next run of a processor with maxAttempts 2 gives up on it: each item fails as internal_error with its `keys`
@@ -673,6 +682,7 @@ void describe('recovery paths of the batch processor, on the real database', () 
 
     assert.equal(await runsCounted(tenant, batchId), 0, 'a run cut short by a shutdown gives its count back');
     assert.equal(await bodyStored(tenant, batchId), true);
+    assert.equal(await endRecorded(tenant, batchId), false);
 
     const processor = processorOn(svc.service.db, 2, 3);
     const failing = processorOn(losingConnection(svc.service.db), 2, 3);
@@ -720,6 +730,7 @@ void describe('recovery paths of the batch processor, on the real database', () 
     ]);
     assert.equal((await allProducts(svc, token)).length, 2);
     assert.equal(await bodyStored(tenant, batchId), false, 'a batch given up on drops its body too');
+    assert.equal(await endRecorded(tenant, batchId), true, 'and records its end, for its retention');
 
     // A terminal batch stays as it is: more failed runs or another run change nothing.
     await processor.settleFailedRun(tenant, batchId);

@@ -70,3 +70,16 @@ void describe('AUTH_REQUIRE_EXP', () => {
     }
   });
 });
+
+void describe('BATCH_RETENTION_DAYS', () => {
+  void test('defaults to 30 days; 0 keeps ended batches for ever; whole days up to 100 years', () => {
+    assert.equal(loadConfig({}).worker.batchRetentionDays, 30);
+    assert.equal(loadConfig({ BATCH_RETENTION_DAYS: '0' }).worker.batchRetentionDays, 0);
+    assert.equal(loadConfig({ BATCH_RETENTION_DAYS: '36500' }).worker.batchRetentionDays, 36_500);
+    for (const value of ['-1', '36501', '0.5', 'forever']) {
+      assert.throws(() => loadConfig({ BATCH_RETENTION_DAYS: value }), {
+        message: 'BATCH_RETENTION_DAYS must be an integer from 0 to 36500',
+      });
+    }
+  });
+});

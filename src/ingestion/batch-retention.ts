@@ -1,0 +1,29 @@
+import type { Queryable } from '../db/database.ts';
+
+/** Batches deleted per statement: a batch takes up to 1000 error records with it. */
+const BATCHES_PER_STATEMENT = 100;
+/** Statements per sweep, so a first sweep over years of batches does not hold the worker up. */
+const STATEMENTS_PER_SWEEP = 20;
+
+/**
+ * Deletes batches that ended more than `retentionDays` ago, oldest first, with their error records;
+ * unfinished batches (no `ended_at`) and the catalog are never touched. At most 2000 batches per call
+ * (the worker's sweep calls it every 30 s). Returns how many it deleted.
+ */
+export async function deleteExpiredBatches(db: Queryable, retentionDays: number): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < STATEMENTS_PER_SWEEP; i++) {
+    // Each statement commits alone: a long sweep holds no lock across batches.
+    const rows = await db.query<{ id: string }>(
+      `DELETE FROM batches WHERE (tenant_id, id) IN (
+         SELECT tenant_id, id FROM batches
+         WHERE ended_at < now() - make_interval(days => $1)
+         ORDER BY ended_at LIMIT $2)
+       RETURNING id`,
+      [retentionDays, BATCHES_PER_STATEMENT],
+    );
+    deleted += rows.length;
+    if (rows.length < BATCHES_PER_STATEMENT) break;
+  }
+  return deleted;
+}

@@ -1,0 +1,172 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { storeBatch } from '../helpers/stored-batch.ts';
+import { product } from '../helpers/catalog-fixtures.ts';
+import { createBatchProcessor } from '../../src/ingestion/batch-processor.ts';
+import { createBatchWorker, type BatchWorker } from '../../src/ingestion/batch-worker.ts';
+import { deleteExpiredBatches } from '../../src/ingestion/batch-retention.ts';
+import { createItemValidator } from '../../src/ingestion/item-validator.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { startJobQueue, type JobQueue } from '../../src/queue/job-queue.ts';
+
+/**
+ * BATCH_RETENTION_DAYS: an ended batch, with its error records, is deleted once its last change is
+ * that many days old; an unfinished batch and the catalog are kept however old.
+ */
+
+let svc: TestService;
+
+before(async () => {
+  svc = await startTestService();
+});
+
+after(async () => {
+  await svc?.stop();
+});
+
+const DAY_SECONDS = 86_400;
+
+/** Moves a batch's end (for an unfinished one, its last change) `seconds` into the past. */
+async function age(tenant: string, batchId: string, seconds: number): Promise<void> {
+  await svc.service.db.query(
+    `UPDATE batches SET updated_at = updated_at - make_interval(secs => $3),
+                        ended_at = ended_at - make_interval(secs => $3)
+     WHERE tenant_id = $1 AND id = $2`,
+    [tenant, batchId, seconds],
+  );
+}
+
+/** What a client reads of a batch: its status code and the first page of its errors. */
+async function readable(token: string, batchId: string): Promise<[number, number]> {
+  const status = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token });
+  const errors = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}/errors`, token });
+  return [status.statusCode, errors.statusCode];
+}
+
+async function errorRows(tenant: string, batchId: string): Promise<number> {
+  const rows = await svc.service.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM batch_item_errors WHERE tenant_id = $1 AND batch_id = $2`,
+    [tenant, batchId],
+  );
+  return rows[0]!.n;
+}
+
+void test('an ended batch past its retention goes with its errors; a younger one and an unfinished one stay', async () => {
+  const tenant = svc.tenant('retention');
+  const other = svc.tenant('retention-other');
+  const token = await svc.token(tenant);
+  const otherToken = await svc.token(other);
+
+  const old = await svc.submit(token, [
+    product({ external_id: 'kept-product' }),
+    product({ type: 'Rocket' }),
+  ]);
+  const young = await svc.submit(token, [product({ type: 'Rocket' })]);
+  const othersOld = await svc.submit(otherToken, [product({ type: 'Rocket' })]);
+  for (const [t, id] of [
+    [token, old],
+    [token, young],
+    [otherToken, othersOld],
+  ] as const) {
+    assert.equal((await svc.waitForTerminal(t, id)).status, id === old ? 'completed_with_errors' : 'failed');
+  }
+  // Never run (no job was sent for it), and older than any retention: still to be processed.
+  const unfinished = await storeBatch(svc.service.db, tenant, [product()]);
+  await age(tenant, old, 30 * DAY_SECONDS + 60);
+  await age(tenant, young, 30 * DAY_SECONDS - 60);
+  await age(other, othersOld, 31 * DAY_SECONDS);
+  await age(tenant, unfinished, 365 * DAY_SECONDS);
+  assert.equal(await errorRows(tenant, old), 1);
+
+  await deleteExpiredBatches(svc.service.db, 30);
+
+  assert.deepEqual(await readable(token, old), [404, 404]);
+  assert.equal(await errorRows(tenant, old), 0);
+  assert.deepEqual(await readable(otherToken, othersOld), [404, 404]);
+  assert.deepEqual(await readable(token, young), [200, 200]);
+  assert.equal(await errorRows(tenant, young), 1);
+  const kept = await svc.request({ method: 'GET', url: `/products/ingestions/${unfinished}`, token });
+  assert.equal(kept.json<{ status: string }>().status, 'accepted');
+  // The catalog the batch wrote is the tenant's, not the batch's.
+  const written = await svc.request({ method: 'GET', url: '/products/kept-product', token });
+  assert.equal(written.statusCode, 200);
+  // The list no longer shows it either.
+  const list = await svc.request({ method: 'GET', url: '/products/ingestions?limit=100', token });
+  assert.deepEqual(
+    list
+      .json<{ data: Array<{ batch_id: string }> }>()
+      .data.map((b) => b.batch_id)
+      .sort(),
+    [young, unfinished].sort(),
+  );
+});
+
+void test('more expired batches than one statement deletes are all deleted in one call', async () => {
+  const tenant = svc.tenant('retention-many');
+  const token = await svc.token(tenant);
+  const ids: string[] = [];
+  for (let i = 0; i < 230; i++) ids.push(await storeBatch(svc.service.db, tenant, [product()]));
+  await svc.service.db.query(
+    `UPDATE batches SET status = 'completed', updated_at = now() - interval '8 days',
+                        ended_at = now() - interval '8 days'
+     WHERE tenant_id = $1`,
+    [tenant],
+  );
+  // Other test files share this database, so batches of theirs may be among those deleted.
+  assert.ok((await deleteExpiredBatches(svc.service.db, 7)) >= 230);
+  const rows = await svc.service.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM batches WHERE tenant_id = $1`,
+    [tenant],
+  );
+  assert.equal(rows[0]!.n, 0);
+  assert.equal(
+    (await svc.request({ method: 'GET', url: `/products/ingestions/${ids[0]}`, token })).statusCode,
+    404,
+  );
+});
+
+void test("the worker's sweep applies BATCH_RETENTION_DAYS, and 0 keeps every batch", async () => {
+  const tenant = svc.tenant('retention-sweep');
+  const token = await svc.token(tenant);
+  const batchId = await svc.submit(token, [product()]);
+  assert.equal((await svc.waitForTerminal(token, batchId)).status, 'completed');
+  await age(tenant, batchId, 3 * DAY_SECONDS);
+
+  const { db } = svc.service;
+  const startWorker = async (batchRetentionDays: number): Promise<[JobQueue, BatchWorker]> => {
+    const queue = await startJobQueue(db, { schema: svc.service.queue.schema, pollingIntervalSeconds: 3600 });
+    const worker = createBatchWorker({
+      db,
+      queue,
+      processor: createBatchProcessor({
+        db,
+        validateItem: createItemValidator(),
+        chunkSize: 1000,
+        maxAttempts: 3,
+      }),
+      metrics: createMetrics({ defaults: false }),
+      log: pino({ level: 'silent' }),
+      concurrency: 1,
+      batchRetentionDays,
+    });
+    await worker.start();
+    return [queue, worker];
+  };
+
+  // The sweep a worker runs as it starts.
+  const [, keeping] = await startWorker(0);
+  await keeping.stop(5_000);
+  assert.equal(
+    (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,
+    200,
+  );
+
+  const [, deleting] = await startWorker(2);
+  await deleting.stop(5_000);
+  assert.equal(
+    (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,
+    404,
+  );
+});
