@@ -157,7 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchRetentionDays: integer(env, 'BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 0, 36_500),
     },
     analysis: {
-      enabled: optional(env, 'ANALYSIS_ENABLED') !== 'false',
+      enabled: flag(env, 'ANALYSIS_ENABLED', true),
       allowPrivateHosts: optional(env, 'ANALYSIS_ALLOW_PRIVATE_HOSTS') === 'true',
     },
   };

@@ -83,3 +83,16 @@ void describe('BATCH_RETENTION_DAYS', () => {
     }
   });
 });
+
+void describe('ANALYSIS_ENABLED', () => {
+  void test('defaults to true; a value other than true/false refuses to start rather than load a model', () => {
+    assert.equal(loadConfig({}).analysis.enabled, true);
+    assert.equal(loadConfig({ ANALYSIS_ENABLED: 'false' }).analysis.enabled, false);
+    assert.equal(loadConfig({ ANALYSIS_ENABLED: 'true' }).analysis.enabled, true);
+    for (const value of ['no', '0', 'FALSE']) {
+      assert.throws(() => loadConfig({ ANALYSIS_ENABLED: value }), {
+        message: 'ANALYSIS_ENABLED must be true or false',
+      });
+    }
+  });
+});
