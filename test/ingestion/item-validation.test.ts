@@ -184,6 +184,20 @@ function cases(): Case[] {
     v[0]!.item_url = '/products/sofa';
   });
   add(
+    'invalid_format: item_url with a character no URI holds',
+    err('variants[0].item_url', 'invalid_format'),
+    (_, v) => {
+      v[0]!.item_url = 'https://example.com/sofa<1>';
+    },
+  );
+  add(
+    'invalid_format: image url with a % that escapes nothing',
+    err('variants[0].images[0].url', 'invalid_format'),
+    (_, v) => {
+      v[0]!.images = [{ url: 'https://example.com/100%zz.jpg' }];
+    },
+  );
+  add(
     'invalid_format: image url without a host',
     err('variants[0].images[0].url', 'invalid_format'),
     (_, v) => {
