@@ -20,7 +20,7 @@ import {
   type JWTPayload,
 } from 'jose';
 import { ALL_SCOPES, startTestService, type TestService } from './helpers/test-service.ts';
-import { product } from './helpers/catalog-fixtures.ts';
+import { product, variant } from './helpers/catalog-fixtures.ts';
 import { assertNothingStored, assertProblem, fieldCodes, ingest } from './helpers/api-assertions.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { loadVerificationKeys } from '../src/auth/keys.ts';
@@ -317,6 +317,9 @@ void describe('403 forbidden: tenant claim and scopes', () => {
         { tenant_id: 'acme\u0000' },
         // Stored as U+FFFD, a lone surrogate would make "acme\ud800" and "acme\ufffd" one tenant.
         { tenant_id: 'acme\ud800' },
+        // Longer than a key: an index row would exceed PostgreSQL's 2704 bytes.
+        { tenant_id: 't'.repeat(256) },
+        { tenant_id: Array.from({ length: 4000 }, (_, i) => (i * 7919).toString(36).at(-1)).join('') },
       ];
       for (const claims of claimsList) {
         const token = await sign(key, { scope: ALL_SCOPES, ...claims });
@@ -514,6 +517,20 @@ void describe('tenant isolation', () => {
       own.json<{ data: Array<{ batch_id: string }> }>().data.map((x) => x.batch_id),
       [a.ctx.batchId],
     );
+  });
+
+  void test('the longest tenant id, 255 four-byte characters, stores keys as long as its own', async () => {
+    const prefix = svc.tenant('long');
+    const tenant = prefix + '\u{1d11e}'.repeat(255 - prefix.length);
+    assert.equal([...tenant].length, 255);
+    const token = await svc.token(tenant);
+    const longest = '\u{1d11e}'.repeat(255);
+    const item = product({ external_id: longest, variants: [variant({ sku: longest })] });
+    const { final, errors } = await ingest(svc, token, [item]);
+    assert.deepEqual([final.status, final.upserted, errors], ['completed', 1, []]);
+    const res = await svc.request({ method: 'GET', url: `/products/${encodeURIComponent(longest)}`, token });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json<{ variants: Array<{ sku: string }> }>().variants[0]!.sku, longest);
   });
 
   void test('a tenant_id in an item does not change the tenant: it is an unknown_field', async () => {

@@ -13,6 +13,18 @@ export const SCOPES = {
 
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
 
+/** Longest tenant id, in characters: as long as an `external_id` or a `sku` may be. */
+export const MAX_TENANT_LENGTH = 255;
+
+/** Characters of `text` as a person counts them (an astral character is one, not two). */
+function codePoints(text: string): number {
+  // Most ids are short and ASCII: the UTF-16 length bounds the count from above.
+  if (text.length <= MAX_TENANT_LENGTH) return text.length;
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
 /** Who is calling: the tenant named by the token, and what the token allows. */
 export interface Principal {
   tenantId: string;
@@ -130,8 +142,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
       throw new ForbiddenError(`The token names no tenant (claim "${options.tenantClaim}").`);
     }
     // PostgreSQL text cannot hold U+0000, and it would store a lone surrogate as U+FFFD, merging
-    // two claims into one tenant: neither is a usable tenant id.
-    if (tenant.includes('\u0000') || !tenant.isWellFormed()) {
+    // two claims into one tenant: neither is a usable tenant id. Nor is one longer than a key (every
+    // index starts with the tenant, and an index row holds at most 2704 bytes).
+    if (tenant.includes('\u0000') || !tenant.isWellFormed() || codePoints(tenant) > MAX_TENANT_LENGTH) {
       throw new ForbiddenError(
         `The token's tenant (claim "${options.tenantClaim}") is not a usable tenant id.`,
       );
