@@ -51,6 +51,8 @@ const RULES: Rule[] = [
   ['reserved', 'ipv6', '100::', 64],
   ['reserved', 'ipv6', '2001::', 23],
   ['reserved', 'ipv6', '2001:db8::', 32],
+  // Documentation, like 2001:db8::/32 (RFC 9637).
+  ['reserved', 'ipv6', '3fff::', 20],
 ];
 
 const LISTS = new Map<BlockedCategory, BlockList>();

@@ -29,6 +29,8 @@ void test('refuses every non-public range when private hosts are not allowed', (
     ['fe80::1%eth0', 'link-local'],
     ['ff02::1', 'multicast'],
     ['2001:db8::1', 'reserved'],
+    ['3fff::1', 'reserved'],
+    ['3fff:fff:ffff::1', 'reserved'],
     ['fd00:ec2::254', 'cloud metadata'],
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:7f00:1', 'loopback'],
@@ -53,6 +55,8 @@ void test('lets public addresses through', () => {
     '100.128.0.1',
     '2606:4700::1111',
     '::ffff:8.8.8.8',
+    // Just past the documentation range 3fff::/20.
+    '3fff:1000::1',
   ]) {
     assert.equal(blockedCategory(address, false), undefined, address);
   }
