@@ -19,6 +19,8 @@ const NOT_INTERIOR_ROOMS: ReadonlySet<RoomType> = new Set(['exterior', 'floor_pl
 
 /** One check the image must pass: its sentence when failed, and the probability its verdict is right. */
 export interface Gate {
+  /** What the gate judges; two gates (mean and clipping) judge each side of the exposure. */
+  measure: 'size' | 'aspect' | 'dark' | 'bright' | 'sharpness' | 'person';
   passed: boolean;
   /** Probability that the image truly passes (logistic in the margin to the threshold). */
   passProbability: number;
@@ -43,7 +45,14 @@ export function qualityGates(quality: ImageQuality, t: Thresholds = THRESHOLDS):
   const mean = Math.round(quality.meanBrightness);
   const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
   const sharpnessMargin = Math.log(Math.max(quality.sharpness, 1e-3) / t.minSharpness);
-  const gate = (margin: number, scale: number, failure: string, short: string): Gate => ({
+  const gate = (
+    measure: Gate['measure'],
+    margin: number,
+    scale: number,
+    failure: string,
+    short: string,
+  ): Gate => ({
+    measure,
     passed: margin >= 0,
     passProbability: logistic(margin / scale),
     failure,
@@ -51,42 +60,49 @@ export function qualityGates(quality: ImageQuality, t: Thresholds = THRESHOLDS):
   });
   return [
     gate(
+      'size',
       quality.shortSide - t.minShortSide,
       s.shortSide,
       `Too small: ${size}, the short side must be at least ${t.minShortSide} px`,
       'too small',
     ),
     gate(
+      'aspect',
       t.panoramaAspect - quality.aspectRatio - 1e-9,
       s.aspect,
       `Panorama (${round(quality.aspectRatio, 1)}:1, ${size}): wide and 360° panoramas cannot be staged, use a regular photo`,
       'a panorama',
     ),
     gate(
+      'dark',
       quality.meanBrightness - t.minMeanBrightness,
       s.brightness,
       `Too dark: mean brightness ${mean}/255`,
       'too dark',
     ),
     gate(
+      'dark',
       t.maxDarkClipFraction - quality.darkClipFraction,
       s.clipFraction,
       `Too dark: ${percent(quality.darkClipFraction)} of the picture is black shadow`,
       'too dark',
     ),
     gate(
+      'bright',
       t.maxMeanBrightness - quality.meanBrightness,
       s.brightness,
       `Overexposed: mean brightness ${mean}/255`,
       'overexposed',
     ),
     gate(
+      'bright',
       t.maxBrightClipFraction - quality.brightClipFraction,
       s.clipFraction,
       `Overexposed: ${percent(quality.brightClipFraction)} of the picture is blown-out white`,
       'overexposed',
     ),
     gate(
+      'sharpness',
       sharpnessMargin,
       s.logSharpness,
       `Blurred: sharpness ${Math.round(quality.sharpness)}, at least ${t.minSharpness} is needed`,
@@ -143,6 +159,7 @@ export function decideStageability(
   const gates = qualityGates(quality, thresholds);
   const personMargin = thresholds.personScore - verdict.personScore;
   const personGate: Gate = {
+    measure: 'person',
     passed: personMargin > 0,
     passProbability: logistic(personMargin / thresholds.confidenceScale.personScore),
     failure: 'Person in frame: staging needs a photo without people',
@@ -151,14 +168,25 @@ export function decideStageability(
   const pStageable =
     roomKindProbability(verdict) * [...gates, personGate].reduce((p, gate) => p * gate.passProbability, 1);
 
-  const roomType = verdict.roomType;
-  const kind = kindFailure(verdict);
   const failed = [...gates, personGate].filter((gate) => !gate.passed);
+  const failedOn = (measure: Gate['measure']) => failed.find((gate) => gate.measure === measure);
+  const notARoom = verdict.scene === 'other' || verdict.roomType === 'other';
+  // Enlarged to the model's input, a picture of a few pixels shows nothing it could recognise; and a
+  // room photo too dark to see reads to the model as a blank page. What such a picture shows is not
+  // known, and its quality is what a person can act on.
+  const unreadable =
+    quality.shortSide < thresholds.minModelSide || (notARoom && failedOn('dark') !== undefined);
+  const roomType = unreadable ? 'unknown' : verdict.roomType;
+  const kind = unreadable ? undefined : kindFailure(verdict);
   const isStageable = kind === undefined && failed.length === 0;
   const confidence = round(Math.min(0.99, Math.max(0.01, isStageable ? pStageable : 1 - pStageable)));
 
+  // A washed-out photo and a white page measure alike: say both.
+  const washedOut = notARoom ? failedOn('bright') : undefined;
   let details: string;
-  if (kind !== undefined) {
+  if (kind !== undefined && washedOut !== undefined) {
+    details = `${washedOut.failure}, or not a photo of a room at all: only interior room photos can be staged`;
+  } else if (kind !== undefined) {
     details = kind;
   } else if (failed.length > 0) {
     const also = [...new Set(failed.slice(1).map((gate) => gate.short))].filter(

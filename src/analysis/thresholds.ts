@@ -14,6 +14,13 @@ export const THRESHOLDS = {
   /** Shortest side, in px, a stageable photo must have: staging renders look soft below it. */
   minShortSide: 512,
 
+  /**
+   * Shortest side, in px, below which the model's verdict is not used and the room type is `unknown`:
+   * enlarged to its 512 px input, a picture this small shows nothing the model could recognise (a
+   * 2×2 px picture was a confident floor plan).
+   */
+  minModelSide: 32,
+
   /** Long side / short side at or above which a picture is a (360°) panorama, which staging cannot use. */
   panoramaAspect: 2,
 

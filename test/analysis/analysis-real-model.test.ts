@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import sharp from 'sharp';
 import { createAnalysisService, type AnalysisResult } from '../../src/analysis/analysis.service.ts';
 import type { SceneClassifier } from '../../src/analysis/scene-types.ts';
 import { buildAnalysisApp, mintToken, serve, startServer } from './analysis-helpers.ts';
@@ -63,6 +64,8 @@ const PHOTOS: Array<{ file: string; roomType: string; isStageable: boolean; deta
   },
 ];
 
+const BEDROOM = 'bedroom/houses_109_bedroom.jpg';
+
 let server: Awaited<ReturnType<typeof startServer>>;
 let classifier: SceneClassifier;
 let app: FastifyInstance;
@@ -71,6 +74,17 @@ before(async () => {
   if (skip) return;
   const routes: Record<string, ReturnType<typeof serve>> = {};
   for (const { file } of PHOTOS) routes[`/${file}`] = serve(await readFile(`${ROOMS_DEV}${file}`));
+  // The same bedroom as a photo taken in the dark and one washed out to white, and a picture of 2×2 px.
+  const bedroom = await readFile(`${ROOMS_DEV}${BEDROOM}`);
+  routes['/dark.jpg'] = serve(await sharp(bedroom).linear(0.12, 0).jpeg().toBuffer());
+  routes['/washed-out.jpg'] = serve(await sharp(bedroom).linear(0.2, 215).jpeg().toBuffer());
+  routes['/tiny.png'] = serve(
+    await sharp(Buffer.from([250, 10, 10, 10, 250, 10, 10, 10, 250, 200, 200, 10]), {
+      raw: { width: 2, height: 2, channels: 3 },
+    })
+      .png()
+      .toBuffer(),
+  );
   server = await startServer(routes);
   const model = await import('../../src/analysis/model/index.ts');
   classifier = model.createSceneClassifier({ threads: 2 });
@@ -127,3 +141,42 @@ void test('real photos through the route: room types, stageability and summary',
   const mean = result.images.reduce((sum, image) => sum + image.confidence, 0) / 7;
   assert.equal(result.summary.confidence, mean);
 });
+
+void test(
+  'a photo too dark, washed out or too small for the model to read is judged on its quality',
+  { skip },
+  async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/analysis/stageability/multiple',
+      headers: { authorization: `Bearer ${await mintToken()}`, 'content-type': 'application/json' },
+      payload: { imageUrls: ['/dark.jpg', '/washed-out.jpg', '/tiny.png'].map((p) => server.url(p)) },
+    });
+    assert.equal(response.statusCode, 200);
+    const [dark, washedOut, tiny] = response
+      .json<AnalysisResult>()
+      .images.map(({ imageUrl: _, ...image }) => image);
+    // The model takes the dark bedroom for a blank page: what it shows is unknown, its darkness is not.
+    assert.deepEqual(dark, {
+      isStageable: false,
+      roomType: 'unknown',
+      confidence: 0.99,
+      details: 'Too dark: mean brightness 14/255; also blurred',
+    });
+    // Washed out to white, it measures like a white page: the answer says it may be either.
+    assert.deepEqual(washedOut, {
+      isStageable: false,
+      roomType: 'other',
+      confidence: 0.99,
+      details:
+        'Overexposed: mean brightness 238/255, or not a photo of a room at all: only interior room photos can be staged',
+    });
+    // Before minModelSide, four pixels were a floor plan with confidence 0.99.
+    assert.deepEqual(tiny, {
+      isStageable: false,
+      roomType: 'unknown',
+      confidence: 0.99,
+      details: 'Too small: 2×2, the short side must be at least 512 px; also blurred',
+    });
+  },
+);

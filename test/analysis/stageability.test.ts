@@ -196,3 +196,81 @@ void test('room names read as words', () => {
   assert.equal(roomName('childs_room'), "child's room");
   assert.equal(roomName('home_office'), 'home office');
 });
+
+/** What the model says of a picture it takes for a blank page or a document. */
+const NOT_A_ROOM = {
+  roomType: 'other',
+  scene: 'other',
+  sceneProbabilities: { interior: 0.05, exterior: 0, floor_plan: 0, other: 0.95 },
+} as const;
+
+void test('a picture the model calls other that is too dark is an unknown room, too dark', () => {
+  const dark = decideStageability(
+    quality({ meanBrightness: 16, darkClipFraction: 0.3 }),
+    verdict(NOT_A_ROOM),
+  );
+  assert.deepEqual(
+    { isStageable: dark.isStageable, roomType: dark.roomType, details: dark.details },
+    { isStageable: false, roomType: 'unknown', details: 'Too dark: mean brightness 16/255' },
+  );
+  // A dark photo the model still reads keeps its room type.
+  const bedroom = decideStageability(quality({ meanBrightness: 16 }), verdict());
+  assert.deepEqual([bedroom.roomType, bedroom.details], ['bedroom', 'Too dark: mean brightness 16/255']);
+  // A well-lit picture of no room stays other.
+  const page = decideStageability(quality(), verdict(NOT_A_ROOM));
+  assert.deepEqual(
+    [page.roomType, page.details],
+    ['other', 'Not a photo of a room: only interior room photos can be staged'],
+  );
+});
+
+void test('a picture the model calls other that is overexposed may be either: details say both', () => {
+  const decision = decideStageability(
+    quality({ meanBrightness: 240, brightClipFraction: 0.7 }),
+    verdict(NOT_A_ROOM),
+  );
+  assert.deepEqual(
+    { isStageable: decision.isStageable, roomType: decision.roomType, details: decision.details },
+    {
+      isStageable: false,
+      roomType: 'other',
+      details:
+        'Overexposed: mean brightness 240/255, or not a photo of a room at all: only interior room photos can be staged',
+    },
+  );
+  // An overexposed exterior is an exterior: it is not a white page.
+  const exterior = decideStageability(
+    quality({ meanBrightness: 240 }),
+    verdict({ roomType: 'exterior', scene: 'exterior' }),
+  );
+  assert.equal(exterior.details, 'Exterior photo: only interior rooms can be staged');
+});
+
+void test('below minModelSide the verdict of the model is not used', () => {
+  const plan = verdict({ roomType: 'floor_plan', scene: 'floor_plan' });
+  const tiny = decideStageability(
+    quality({ width: 31, height: 40, shortSide: 31, aspectRatio: 40 / 31 }),
+    plan,
+  );
+  assert.deepEqual(
+    { isStageable: tiny.isStageable, roomType: tiny.roomType, details: tiny.details },
+    {
+      isStageable: false,
+      roomType: 'unknown',
+      details: 'Too small: 31×40, the short side must be at least 512 px',
+    },
+  );
+  const small = decideStageability(
+    quality({ width: 32, height: 40, shortSide: 32, aspectRatio: 40 / 32 }),
+    plan,
+  );
+  assert.deepEqual(
+    [small.roomType, small.details],
+    ['floor_plan', 'Floor plan, not a photo of a room: only room photos can be staged'],
+  );
+  const tuned = decideStageability(quality({ width: 32, height: 40, shortSide: 32 }), plan, {
+    ...THRESHOLDS,
+    minModelSide: 100,
+  });
+  assert.equal(tuned.roomType, 'unknown');
+});
