@@ -42,9 +42,22 @@ declare module 'fastify' {
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (request, body, done) => {
+    // A compressed body is not decompressed: read as JSON it would be malformed, which it is not.
+    const encoding = request.headers['content-encoding']?.trim();
+    if (encoding && !/^identity$/i.test(encoding)) {
+      done(
+        new AppError(
+          'unsupported-media-type',
+          `Content-Encoding ${encoding} is not accepted: send the body uncompressed.`,
+        ),
+        undefined,
+      );
+      return;
+    }
     // JSON is UTF-8 (RFC 8259); a body declared in another charset would be misread, so refuse it.
+    // US-ASCII is UTF-8's first 128 characters, so a body declared in it is read as UTF-8.
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1];
-    if (charset && !/^utf-?8$/i.test(charset)) {
+    if (charset && !/^(utf-?8|us-ascii)$/i.test(charset)) {
       done(new AppError('unsupported-media-type', `JSON bodies must be UTF-8, not ${charset}.`), undefined);
       return;
     }

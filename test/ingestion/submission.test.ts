@@ -1,3 +1,4 @@
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
@@ -75,6 +76,7 @@ void describe('202 accepted', () => {
     for (const type of [
       'application/json; charset=utf-8',
       'application/json;charset=UTF-8',
+      'application/json; charset=US-ASCII',
       'Application/JSON',
     ]) {
       const res = await post(token, body, type);
@@ -90,6 +92,39 @@ void describe('202 accepted', () => {
       assertProblem(await post(token, body, type), { slug: 'unsupported-media-type', instance: PATH });
     }
     await assertNothingStored(svc, token);
+  });
+
+  void test('a compressed body is 415, not malformed JSON, and nothing is stored', async () => {
+    const token = await freshToken();
+    const json = JSON.stringify({ items: [product()] });
+    for (const [encoding, body] of [
+      ['gzip', gzipSync(json)],
+      ['br', brotliCompressSync(json)],
+      ['gzip, identity', gzipSync(json)],
+    ] as const) {
+      const res = await svc.request({
+        method: 'POST',
+        url: PATH,
+        token,
+        body,
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      });
+      assertProblem(res, { slug: 'unsupported-media-type', instance: PATH });
+      assert.equal(
+        res.json<{ detail: string }>().detail,
+        `Content-Encoding ${encoding} is not accepted: send the body uncompressed.`,
+      );
+    }
+    await assertNothingStored(svc, token);
+    // Identity is no encoding at all.
+    const plain = await svc.request({
+      method: 'POST',
+      url: PATH,
+      token,
+      body: json,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    });
+    assert.equal(plain.statusCode, 202, plain.body);
   });
 
   void test('exactly 1000 items are accepted and all upserted', async () => {
