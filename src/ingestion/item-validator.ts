@@ -9,15 +9,22 @@ export const MAX_ERRORS_PER_ITEM = 50;
 // RFC 3986 §3, ASCII only. Each part is a run of the characters it may hold (unreserved, sub-delims,
 // the delimiters it allows, or a %XX escape), and no two adjacent runs share a character that could
 // end one and start the next: one pass, no backtracking, whatever the length.
-const ESCAPE = '%[0-9A-Fa-f]{2}';
 const PLAIN = "A-Za-z0-9\\-._~!$&'()*+,;=";
-const AUTHORITY_USER = `(?:(?:[${PLAIN}:]|${ESCAPE})*@)?`;
-const HOST = `(?:\\[[0-9A-Fa-f:.]+\\]|(?:[${PLAIN}]|${ESCAPE})+)`;
-const PATH = `(?:/(?:[${PLAIN}:@]|${ESCAPE})*)*`;
-const QUERY = `(?:[${PLAIN}:@/?]|${ESCAPE})*`;
-const ABSOLUTE_URI = new RegExp(
-  `^[A-Za-z][A-Za-z0-9+.-]*://${AUTHORITY_USER}${HOST}(?::[0-9]*)?${PATH}(?:\\?${QUERY})?(?:#${QUERY})?$`,
-);
+
+/** The URI grammar; `escape` is what else a run may hold besides its characters (a %XX escape). */
+function absoluteUri(escape: string): RegExp {
+  const run = (chars: string) => `(?:[${chars}]${escape})`;
+  const user = `(?:${run(`${PLAIN}:`)}*@)?`;
+  const host = `(?:\\[[0-9A-Fa-f:.]+\\]|${run(PLAIN)}+)`;
+  const path = `(?:/${run(`${PLAIN}:@`)}*)*`;
+  const query = `${run(`${PLAIN}:@/?`)}*`;
+  return new RegExp(
+    `^[A-Za-z][A-Za-z0-9+.-]*://${user}${host}(?::[0-9]*)?${path}(?:\\?${query})?(?:#${query})?$`,
+  );
+}
+// Most URLs hold no `%`: without the escape alternative the pattern is plain character classes.
+const ABSOLUTE_URI = absoluteUri('');
+const ABSOLUTE_URI_ESCAPED = absoluteUri('|%[0-9A-Fa-f]{2}');
 
 /**
  * An absolute URI (RFC 3986) with a scheme and a non-empty host: white space, `<>"{}|\^\``, a `%`
@@ -26,10 +33,12 @@ const ABSOLUTE_URI = new RegExp(
  * literal must also be a valid address. Over-long values are refused before any test.
  */
 export function isAbsoluteUrlWithHost(value: string): boolean {
-  if (value.length > MAX_STRING_LENGTH || !ABSOLUTE_URI.test(value)) return false;
-  if (!/^[^:]*:\/\/(?:[^@/?#]*@)?\[/.test(value)) return true;
+  if (value.length > MAX_STRING_LENGTH) return false;
+  if (!(value.includes('%') ? ABSOLUTE_URI_ESCAPED : ABSOLUTE_URI).test(value)) return false;
+  // The pattern allows `[` only around an IP literal, and shapes it only: the URL parser knows
+  // which are IPv6 addresses.
+  if (!value.includes('[')) return true;
   try {
-    // The pattern only shapes `[…]`; the URL parser knows which are IPv6 addresses.
     new URL(value);
     return true;
   } catch {
