@@ -1,15 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { storeBatch } from '../helpers/stored-batch.ts';
+import { startSecondWorker } from '../helpers/second-worker.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
-import { createBatchProcessor } from '../../src/ingestion/batch-processor.ts';
-import { createBatchWorker, type BatchWorker } from '../../src/ingestion/batch-worker.ts';
 import { deleteExpiredBatches } from '../../src/ingestion/batch-retention.ts';
-import { createItemValidator } from '../../src/ingestion/item-validator.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { startJobQueue, type JobQueue } from '../../src/queue/job-queue.ts';
 
 /**
  * BATCH_RETENTION_DAYS: an ended batch, with its error records, is deleted once its last change is
@@ -134,36 +129,15 @@ void test("the worker's sweep applies BATCH_RETENTION_DAYS, and 0 keeps every ba
   assert.equal((await svc.waitForTerminal(token, batchId)).status, 'completed');
   await age(tenant, batchId, 3 * DAY_SECONDS);
 
-  const { db } = svc.service;
-  const startWorker = async (batchRetentionDays: number): Promise<[JobQueue, BatchWorker]> => {
-    const queue = await startJobQueue(db, { schema: svc.service.queue.schema, pollingIntervalSeconds: 3600 });
-    const worker = createBatchWorker({
-      db,
-      queue,
-      processor: createBatchProcessor({
-        db,
-        validateItem: createItemValidator(),
-        chunkSize: 1000,
-        maxAttempts: 3,
-      }),
-      metrics: createMetrics({ defaults: false }),
-      log: pino({ level: 'silent' }),
-      concurrency: 1,
-      batchRetentionDays,
-    });
-    await worker.start();
-    return [queue, worker];
-  };
-
   // The sweep a worker runs as it starts.
-  const [, keeping] = await startWorker(0);
+  const keeping = await startSecondWorker(svc, { batchRetentionDays: 0 });
   await keeping.stop(5_000);
   assert.equal(
     (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,
     200,
   );
 
-  const [, deleting] = await startWorker(2);
+  const deleting = await startSecondWorker(svc, { batchRetentionDays: 2 });
   await deleting.stop(5_000);
   assert.equal(
     (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,

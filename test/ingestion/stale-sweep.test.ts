@@ -1,20 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { storeBatch } from '../helpers/stored-batch.ts';
+import { startSecondWorker } from '../helpers/second-worker.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { batchStatus, countersOf, waitTerminal } from '../helpers/state-assertions.ts';
-import { createBatchProcessor } from '../../src/ingestion/batch-processor.ts';
 import { startBatchRun } from '../../src/ingestion/batch-progress.repository.ts';
-import {
-  createBatchWorker,
-  STALE_AFTER_SECONDS,
-  type BatchWorker,
-} from '../../src/ingestion/batch-worker.ts';
-import { createItemValidator } from '../../src/ingestion/item-validator.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { startJobQueue, type JobQueue } from '../../src/queue/job-queue.ts';
+import { STALE_AFTER_SECONDS, type BatchWorker } from '../../src/ingestion/batch-worker.ts';
 
 /**
  * CONTRACT §5: a batch whose worker died mid-way is resumed by another worker within 2 minutes,
@@ -26,7 +18,6 @@ import { startJobQueue, type JobQueue } from '../../src/queue/job-queue.ts';
 const HOUR_SECONDS = 3600;
 
 let svc: TestService;
-let queue: JobQueue;
 let worker: BatchWorker;
 
 before(async () => {
@@ -34,26 +25,7 @@ before(async () => {
     ...config,
     worker: { ...config.worker, pollMs: HOUR_SECONDS * 1000 },
   }));
-  const { db } = svc.service;
-  queue = await startJobQueue(db, {
-    schema: svc.service.queue.schema,
-    pollingIntervalSeconds: HOUR_SECONDS,
-  });
-  worker = createBatchWorker({
-    db,
-    queue,
-    processor: createBatchProcessor({
-      db,
-      validateItem: createItemValidator(),
-      chunkSize: 1000,
-      maxAttempts: 3,
-    }),
-    metrics: createMetrics({ defaults: false }),
-    log: pino({ level: 'silent' }),
-    concurrency: 1,
-    sweepIntervalMs: 200,
-  });
-  await worker.start();
+  worker = await startSecondWorker(svc, { sweepIntervalMs: 200 });
 });
 
 after(async () => {
