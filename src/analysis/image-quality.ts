@@ -46,8 +46,33 @@ export function asUndecodable(error: unknown): UndecodableImageError {
   return error instanceof UndecodableImageError ? error : new UndecodableImageError(reasonOf(error));
 }
 
-/** Reads an image's header only (cheap); throws {@link UndecodableImageError} for anything unreadable. */
+/**
+ * Recognises by their first bytes the formats the analyzer reads: JPEG, PNG, GIF, WebP, AVIF (and
+ * HEIC, which the bundled decoder then refuses) and TIFF.
+ */
+export function looksLikeImage(head: Buffer): boolean {
+  const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
+  return (
+    (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) || // JPEG
+    ascii(0, 8) === '\x89PNG\r\n\x1a\n' ||
+    ascii(0, 4) === 'GIF8' ||
+    (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') ||
+    ascii(4, 8) === 'ftyp' || // AVIF, HEIC
+    ascii(0, 4) === 'II*\0' ||
+    ascii(0, 4) === 'MM\0*' // TIFF
+  );
+}
+
+/**
+ * Reads an image's header only (cheap); throws {@link UndecodableImageError} for anything unreadable.
+ * Bytes of another format are refused before sharp reads them, whatever the server called them:
+ * sharp also reads SVG, PDF and more, which are no photographs and bring parsers of their own (an
+ * SVG is XML that may refer to other files).
+ */
 export async function readImageHeader(input: Buffer): Promise<ImageHeader> {
+  if (!looksLikeImage(input)) {
+    throw new UndecodableImageError('not a JPEG, PNG, WebP, AVIF, GIF or TIFF file');
+  }
   let metadata: Metadata;
   try {
     metadata = await sharp(input, { autoOrient: true }).metadata();

@@ -3,6 +3,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { blockedCategory, type BlockedCategory } from './address-policy.ts';
+import { looksLikeImage } from './image-quality.ts';
 
 /** Why an image could not be fetched; `details` of the image's entry is the error's message. */
 export type FetchFailureKind =
@@ -60,20 +61,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/binary']);
 
 const systemResolve: ResolveHost = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
-
-/** Recognises the image formats sharp decodes by their first bytes. */
-export function looksLikeImage(head: Buffer): boolean {
-  const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
-  return (
-    (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) || // JPEG
-    ascii(0, 8) === '\x89PNG\r\n\x1a\n' ||
-    ascii(0, 4) === 'GIF8' ||
-    (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') ||
-    ascii(4, 8) === 'ftyp' || // AVIF, HEIC
-    ascii(0, 4) === 'II*\0' ||
-    ascii(0, 4) === 'MM\0*' // TIFF
-  );
-}
 
 function parseUrl(raw: string, base?: URL): URL {
   if (raw.length > MAX_URL_LENGTH)

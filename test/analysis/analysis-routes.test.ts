@@ -33,6 +33,11 @@ before(async () => {
     '/dark.png': serve(dark, 'image/png'),
     '/page.html': serve('<!doctype html><p>listing</p>', 'text/html'),
     '/broken.jpg': serve(Buffer.from('JFIF? no, just text pretending'), 'image/jpeg'),
+    // sharp reads SVG: called a PNG, a drawing must still not reach its XML parser.
+    '/drawing.png': serve(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><image href="file:///etc/hostname"/></svg>',
+      'image/png',
+    ),
     '/huge.jpg': (_request, response) =>
       response
         .writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(26 * 1024 * 1024) })
@@ -122,7 +127,7 @@ void test('every failure kind yields its unknown entry with the reason, and neve
     [server.url('/to-metadata'), 'Blocked address: 169.254.169.254 is a cloud metadata address'],
     [server.url('/r0'), 'Too many redirects (more than 3)'],
     ['ftp://127.0.0.1/photo.jpg', 'Only http and https URLs can be fetched, not ftp:'],
-    [server.url('/broken.jpg'), 'Not a decodable image: Input buffer contains unsupported image format'],
+    [server.url('/broken.jpg'), 'Not a decodable image: not a JPEG, PNG, WebP, AVIF, GIF or TIFF file'],
     ['not a url at all', 'Not a valid URL'],
   ];
   const response = await post({ imageUrls: cases.map(([url]) => url) });
@@ -145,6 +150,20 @@ void test('every failure kind yields its unknown entry with the reason, and neve
     confidence: 0,
     roomTypes: [],
   });
+});
+
+void test('an SVG drawing called a PNG is refused by its bytes, before sharp reads it', async () => {
+  const response = await post({ imageUrls: [server.url('/drawing.png')] });
+  assert.equal(response.status, 200);
+  assert.deepEqual((response.body as unknown as AnalysisResult).images, [
+    {
+      isStageable: false,
+      roomType: 'unknown',
+      confidence: 0,
+      details: 'Not a decodable image: not a JPEG, PNG, WebP, AVIF, GIF or TIFF file',
+      imageUrl: server.url('/drawing.png'),
+    },
+  ]);
 });
 
 void test('private and loopback addresses are refused before connecting when not allowed', async () => {

@@ -1,12 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { blockedCategory } from '../../src/analysis/address-policy.ts';
-import {
-  createSafeFetch,
-  FetchFailure,
-  looksLikeImage,
-  type FetchImage,
-} from '../../src/analysis/safe-fetch.ts';
+import { looksLikeImage } from '../../src/analysis/image-quality.ts';
+import { createSafeFetch, FetchFailure, type FetchImage } from '../../src/analysis/safe-fetch.ts';
 import { redirect, roomPhoto, serve, startServer } from './analysis-helpers.ts';
 
 let server: Awaited<ReturnType<typeof startServer>>;
