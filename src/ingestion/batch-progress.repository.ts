@@ -11,8 +11,6 @@ import { BATCH_COLUMNS, toBatchRow, type BatchRow, type RawBatchRow } from './ba
  */
 const TOUCH_VALUE = `GREATEST(date_trunc('milliseconds', clock_timestamp()), updated_at + interval '1 millisecond')`;
 const TOUCH = `updated_at = ${TOUCH_VALUE}`;
-/** Set by the statements that end a batch, and only by them: its retention counts from it. */
-const END = `ended_at = clock_timestamp()`;
 
 const UNFINISHED = `('accepted', 'validating', 'processing')`;
 
@@ -148,7 +146,7 @@ export async function finishBatch(
     `WITH ended AS (
        UPDATE batches SET status = CASE WHEN failed = 0 THEN 'completed'
                                         WHEN upserted = 0 THEN 'failed'
-                                        ELSE 'completed_with_errors' END, ${TOUCH}, ${END}
+                                        ELSE 'completed_with_errors' END, ${TOUCH}
        WHERE tenant_id = $1 AND id = $2 AND status = 'processing' AND next_index = received_count
        RETURNING status
      ), dropped AS (${dropBody('ended')})
@@ -237,7 +235,7 @@ export async function giveUpBatch(
                        WHEN failed = 0 THEN 'completed'
                        WHEN upserted = 0 THEN 'failed'
                        ELSE 'completed_with_errors' END,
-         ${TOUCH}, ${END}
+         ${TOUCH}
        WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
        RETURNING status
      ), dropped AS (${dropBody('ended')})

@@ -8,17 +8,23 @@ const STATEMENTS_PER_SWEEP = 20;
 /**
  * Deletes batches that ended more than `retentionDays` ago, oldest first, with their error records;
  * unfinished batches (no `ended_at`) and the catalog are never touched. At most 2000 batches per call
- * (the worker's sweep calls it every 30 s). Returns how many it deleted.
+ * (the worker calls it every 30 s), and none once `signal` is aborted. Returns how many it deleted.
  */
-export async function deleteExpiredBatches(db: Queryable, retentionDays: number): Promise<number> {
+export async function deleteExpiredBatches(
+  db: Queryable,
+  retentionDays: number,
+  signal?: AbortSignal,
+): Promise<number> {
   let deleted = 0;
-  for (let i = 0; i < STATEMENTS_PER_SWEEP; i++) {
-    // Each statement commits alone: a long sweep holds no lock across batches.
+  for (let i = 0; i < STATEMENTS_PER_SWEEP && !signal?.aborted; i++) {
+    // Each statement commits alone: a long run holds no lock across batches. Batches another
+    // process is deleting are skipped, not waited for, so several processes share the work.
     const rows = await db.query<{ id: string }>(
       `DELETE FROM batches WHERE (tenant_id, id) IN (
          SELECT tenant_id, id FROM batches
          WHERE ended_at < now() - make_interval(days => $1)
-         ORDER BY ended_at LIMIT $2)
+         ORDER BY ended_at LIMIT $2
+         FOR UPDATE SKIP LOCKED)
        RETURNING id`,
       [retentionDays, BATCHES_PER_STATEMENT],
     );

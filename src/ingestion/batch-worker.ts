@@ -138,19 +138,33 @@ export function createBatchWorker(deps: {
 
   /**
    * Enqueues a drain for tenants whose unfinished batches nobody has touched for a while, and wakes
-   * this process's idle loops for them rather than leave them to the next poll. Then deletes what
-   * is kept no longer: rate-limit windows past use, and ended batches past their retention.
+   * this process's idle loops for them rather than leave them to the next poll. Then deletes
+   * rate-limit windows past use.
    */
   async function sweep(staleSeconds: number): Promise<void> {
     const stale = await findTenantsWithStaleBatches(db, staleSeconds);
     for (const tenantId of stale) await queue.send({ tenantId, batchId: null });
     if (stale.length > 0) queue.nudge();
     await pruneRateLimitWindows(db);
-    if (deps.batchRetentionDays) {
-      const deleted = await deleteExpiredBatches(db, deps.batchRetentionDays);
-      if (deleted > 0)
-        log.info({ deleted, retentionDays: deps.batchRetentionDays }, 'deleted expired batches');
-    }
+  }
+
+  let expiring: Promise<void> | null = null;
+  /**
+   * Deletes ended batches past their retention, beside the sweep rather than in it: a first run over
+   * years of batches neither holds up the worker's start nor, should it fail, stops it. One run at a
+   * time in this process; other processes' runs skip the batches this one is deleting.
+   */
+  function expireBatches(): void {
+    const days = deps.batchRetentionDays ?? 0;
+    if (days === 0 || expiring !== null) return;
+    expiring = deleteExpiredBatches(db, days, shutdown.signal)
+      .then((deleted) => {
+        if (deleted > 0) log.info({ deleted, retentionDays: days }, 'deleted batches past their retention');
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'deleting batches past their retention failed'))
+      .finally(() => {
+        expiring = null;
+      });
   }
 
   return {
@@ -169,14 +183,18 @@ export function createBatchWorker(deps: {
       });
       // Batches interrupted by a stop or a crash resume at once rather than after the stale delay.
       await sweep(0);
+      expireBatches();
       sweeper = setInterval(() => {
         sweep(STALE_AFTER_SECONDS).catch((error: unknown) => log.warn({ err: error }, 'sweep failed'));
+        expireBatches();
       }, sweepIntervalMs);
       sweeper.unref();
     },
     async stop(timeoutMs) {
       clearInterval(sweeper);
       shutdown.abort();
+      // A deletion under way stops after its statement (each commits alone), before the pool closes.
+      await expiring;
       await queue.stop(timeoutMs);
     },
   };

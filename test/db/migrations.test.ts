@@ -13,7 +13,8 @@ import { mergeImages, type StoredImage } from '../../src/catalog/merge-items.ts'
 
 let svc: TestService;
 before(async () => {
-  svc = await startTestService();
+  // Batches here end in the past; the worker must keep them.
+  svc = await startTestService({ BATCH_RETENTION_DAYS: '0' });
 });
 after(async () => {
   await svc?.stop();
@@ -79,12 +80,16 @@ void describe('migration 006: when batches ended', () => {
     const ids: Record<string, string> = {};
     for (const status of ['accepted', 'processing', 'completed', 'completed_with_errors', 'failed']) {
       ids[status] = await storeBatch(db, tenant, [product()]);
-      // As a batch ended before the migration left it: terminal, with no end recorded.
+      // As a batch ended before the migration left it: terminal, with no end recorded (the
+      // trigger records one when the status changes, so the end is cleared after).
       await db.query(
-        `UPDATE batches SET status = $3, updated_at = '2026-01-02T03:04:05.678Z', ended_at = NULL
-         WHERE tenant_id = $1 AND id = $2`,
+        `UPDATE batches SET status = $3, updated_at = '2026-01-02T03:04:05.678Z' WHERE tenant_id = $1 AND id = $2`,
         [tenant, ids[status], status],
       );
+      await db.query('UPDATE batches SET ended_at = NULL WHERE tenant_id = $1 AND id = $2', [
+        tenant,
+        ids[status],
+      ]);
     }
     const migration = (await readMigrations()).find((m) => m.version === 6)!;
     assert.equal(migration.name, 'batch_retention');
