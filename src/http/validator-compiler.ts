@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { isAbsoluteUrlWithHost } from '../ingestion/item-validator.ts';
+import { isAbsoluteUri } from '../ingestion/item-validator.ts';
 
 function createAjv(coerceTypes: boolean): Ajv {
   // allErrors, so a 400 names every wrong field; verbose, so messages can name the enumeration;
@@ -13,7 +13,7 @@ function createAjv(coerceTypes: boolean): Ajv {
     removeAdditional: false,
     strict: false,
   });
-  ajv.addFormat('uri', { type: 'string', validate: isAbsoluteUrlWithHost });
+  ajv.addFormat('uri', { type: 'string', validate: isAbsoluteUri });
   return ajv;
 }
 

@@ -88,7 +88,7 @@ function mapError(error: AjvLikeError): FieldError | null {
       return {
         field: path,
         code: 'invalid_format',
-        message: `${label} must be an absolute URL with a host.`,
+        message: `${label} must be an absolute URL with a host, in URI syntax (RFC 3986; escape other characters as %XX).`,
       };
     case 'pattern':
       if (String(p.pattern).toLowerCase().startsWith('^[hh][tt]')) {

@@ -248,6 +248,9 @@ function cases(): Case[] {
   add('https_required: image url ftp', err('variants[0].images[0].url', 'https_required'), (_, v) => {
     v[0]!.images = [{ url: 'ftp://x.com/i.jpg' }];
   });
+  add('https_required: item_url mailto', err('variants[0].item_url', 'https_required'), (_, v) => {
+    v[0]!.item_url = 'mailto:shop@example.com';
+  });
 
   add('out_of_range: price -1', err('variants[0].price', 'out_of_range'), (_, v) => (v[0]!.price = -1));
   add(

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createItemValidator, isAbsoluteUrlWithHost } from '../../src/ingestion/item-validator.ts';
+import { createItemValidator, isAbsoluteUri } from '../../src/ingestion/item-validator.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 
 test('URL checks are linear: a 65,000-character URL ending in a space is judged at once', () => {
@@ -17,7 +17,28 @@ test('URL checks are linear: a 65,000-character URL ending in a space is judged 
   assert.ok(elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
 });
 
-test('isAbsoluteUrlWithHost accepts absolute URIs with a host and refuses the rest', () => {
+test('the URI check is linear on inputs built to make a pattern backtrack', () => {
+  const n = 32_000;
+  const inputs = [
+    `https://${'a:'.repeat(n)}`,
+    `https://${'a'.repeat(2 * n)}:x`,
+    `https://${'%41'.repeat(n / 2)}%`,
+    `https://x.com/${'%41/'.repeat(n / 2)} `,
+    `https://x.com/?${'?'.repeat(2 * n)}#`.concat('#'),
+    `a:${'/a'.repeat(n)}<`,
+    `https://[${':'.repeat(2 * n)}`,
+  ];
+  const started = performance.now();
+  assert.deepEqual(
+    inputs.map((input) => isAbsoluteUri(input)),
+    inputs.map(() => false),
+  );
+  const elapsed = performance.now() - started;
+  // Not a benchmark: a backtracking pattern takes seconds on one of these; linear ones take < 10 ms.
+  assert.ok(elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
+});
+
+test('isAbsoluteUri accepts absolute URIs with a host and refuses the rest', () => {
   const accepted = [
     'https://x.com',
     'https://x.com/a?b=1#c',
@@ -28,6 +49,15 @@ test('isAbsoluteUrlWithHost accepts absolute URIs with a host and refuses the re
     'https://xn--mbel-7qa.de/',
     'https://1.2.3.4/a',
     'HTTPS://X.COM/',
+    // RFC 3986 sets no range on a port, and allows a future IP literal.
+    'https://x.com:99999/',
+    'https://[::1]:99999/',
+    'https://[v1.fe80::a+en1]/',
+    // URIs of other schemes are URIs: the schema's pattern refuses them as not https.
+    'mailto:a@b.c',
+    'urn:isbn:0451450523',
+    'data:image/jpeg;base64,/9j/4AAQ',
+    'file:///srv/photo.jpg',
   ];
   const refused = [
     'https://',
@@ -49,15 +79,19 @@ test('isAbsoluteUrlWithHost accepts absolute URIs with a host and refuses the re
     'https://x.com/sofá.jpg',
     'https://möbel.de/',
     'https://[::::]/',
+    'https://[1.2.3]/',
+    // A web URL needs a host.
+    'http:///photo.jpg',
+    'http:photo.jpg',
     'https://x.com:80a/',
     'https://:80/',
   ];
   assert.deepEqual(
-    accepted.filter((url) => !isAbsoluteUrlWithHost(url)),
+    accepted.filter((url) => !isAbsoluteUri(url)),
     [],
   );
   assert.deepEqual(
-    refused.filter((url) => isAbsoluteUrlWithHost(url)),
+    refused.filter((url) => isAbsoluteUri(url)),
     [],
   );
 });
