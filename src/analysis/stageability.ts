@@ -111,19 +111,28 @@ export function qualityGates(quality: ImageQuality, t: Thresholds = THRESHOLDS):
   ];
 }
 
-function kindFailure(verdict: SceneVerdict): string | undefined {
+/** Why the picture is not of a room one stages, when the model says so; exterior and plan first. */
+function kindFailure(
+  verdict: SceneVerdict,
+): { kind: 'exterior' | 'floor_plan' | 'other' | 'unstaged'; sentence: string } | undefined {
   if (verdict.scene === 'exterior' || verdict.roomType === 'exterior') {
-    return 'Exterior photo: only interior rooms can be staged';
+    return { kind: 'exterior', sentence: 'Exterior photo: only interior rooms can be staged' };
   }
   if (verdict.scene === 'floor_plan' || verdict.roomType === 'floor_plan') {
-    return 'Floor plan, not a photo of a room: only room photos can be staged';
+    return {
+      kind: 'floor_plan',
+      sentence: 'Floor plan, not a photo of a room: only room photos can be staged',
+    };
   }
   if (verdict.scene === 'other' || verdict.roomType === 'other') {
-    return 'Not a photo of a room: only interior room photos can be staged';
+    return { kind: 'other', sentence: 'Not a photo of a room: only interior room photos can be staged' };
   }
   if (UNSTAGEABLE_ROOMS.has(verdict.roomType)) {
     const name = roomName(verdict.roomType);
-    return `${name[0]!.toUpperCase()}${name.slice(1)}: ${name}s are not staged, use a photo of a room`;
+    return {
+      kind: 'unstaged',
+      sentence: `${name[0]!.toUpperCase()}${name.slice(1)}: ${name}s are not staged, use a photo of a room`,
+    };
   }
   return undefined;
 }
@@ -170,24 +179,24 @@ export function decideStageability(
 
   const failed = [...gates, personGate].filter((gate) => !gate.passed);
   const failedOn = (measure: Gate['measure']) => failed.find((gate) => gate.measure === measure);
-  const notARoom = verdict.scene === 'other' || verdict.roomType === 'other';
+  const said = kindFailure(verdict);
   // Enlarged to the model's input, a picture of a few pixels shows nothing it could recognise; and a
   // room photo too dark to see reads to the model as a blank page. What such a picture shows is not
   // known, and its quality is what a person can act on.
   const unreadable =
-    quality.shortSide < thresholds.minModelSide || (notARoom && failedOn('dark') !== undefined);
+    quality.shortSide < thresholds.minModelSide || (said?.kind === 'other' && failedOn('dark') !== undefined);
   const roomType = unreadable ? 'unknown' : verdict.roomType;
-  const kind = unreadable ? undefined : kindFailure(verdict);
+  const kind = unreadable ? undefined : said;
   const isStageable = kind === undefined && failed.length === 0;
   const confidence = round(Math.min(0.99, Math.max(0.01, isStageable ? pStageable : 1 - pStageable)));
 
   // A washed-out photo and a white page measure alike: say both.
-  const washedOut = notARoom ? failedOn('bright') : undefined;
+  const washedOut = kind?.kind === 'other' ? failedOn('bright') : undefined;
   let details: string;
-  if (kind !== undefined && washedOut !== undefined) {
+  if (washedOut !== undefined) {
     details = `${washedOut.failure}, or not a photo of a room at all: only interior room photos can be staged`;
   } else if (kind !== undefined) {
-    details = kind;
+    details = kind.sentence;
   } else if (failed.length > 0) {
     const also = [...new Set(failed.slice(1).map((gate) => gate.short))].filter(
       (s) => s !== failed[0]!.short,

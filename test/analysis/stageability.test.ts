@@ -238,12 +238,20 @@ void test('a picture the model calls other that is overexposed may be either: de
         'Overexposed: mean brightness 240/255, or not a photo of a room at all: only interior room photos can be staged',
     },
   );
-  // An overexposed exterior is an exterior: it is not a white page.
-  const exterior = decideStageability(
-    quality({ meanBrightness: 240 }),
-    verdict({ roomType: 'exterior', scene: 'exterior' }),
-  );
-  assert.equal(exterior.details, 'Exterior photo: only interior rooms can be staged');
+  // An overexposed exterior is an exterior, not a white page, also when a vision-language provider
+  // calls only one of scene and room type so.
+  for (const [scene, roomType] of [
+    ['exterior', 'exterior'],
+    ['other', 'exterior'],
+    ['exterior', 'other'],
+  ] as const) {
+    const exterior = decideStageability(quality({ meanBrightness: 240 }), verdict({ roomType, scene }));
+    assert.deepEqual(
+      [exterior.roomType, exterior.details],
+      [roomType, 'Exterior photo: only interior rooms can be staged'],
+      `${scene}/${roomType}`,
+    );
+  }
 });
 
 void test('below minModelSide the verdict of the model is not used', () => {
