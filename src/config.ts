@@ -46,7 +46,7 @@ export interface Config {
      */
     thread: boolean;
     /**
-     * Days an ended batch (its status record and error records) is kept after its last change;
+     * Days an ended batch (its status record and error records) is kept after it ended;
      * 0 keeps them for ever. The catalog is never deleted.
      */
     batchRetentionDays: number;

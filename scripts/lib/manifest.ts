@@ -47,13 +47,18 @@ export async function readManifest(dir: string): Promise<ManifestEntry[]> {
     throw new Error(`${manifest} does not exist: a labelled folder needs one, with columns file,label`);
   }
   const lines = text.split(/\r?\n/);
-  const header = splitCsvLine(lines[0] ?? '').map((h) => h.trim());
+  // Blank lines before the header are skipped, as blank lines anywhere are.
+  const headerLine = Math.max(
+    0,
+    lines.findIndex((line) => line.trim() !== ''),
+  );
+  const header = splitCsvLine(lines[headerLine] ?? '').map((h) => h.trim());
   const fileCol = header.indexOf('file');
   const labelCol = header.indexOf('label');
   const sourceCol = header.indexOf('source');
   if (fileCol < 0 || labelCol < 0) throw new Error(`${manifest} needs "file" and "label" columns`);
   const entries = lines.flatMap((line, i) => {
-    if (i === 0 || line.trim() === '') return [];
+    if (i <= headerLine || line.trim() === '') return [];
     const cells = splitCsvLine(line).map((c) => c.trim());
     const file = cells[fileCol] ?? '';
     const label = cells[labelCol] ?? '';

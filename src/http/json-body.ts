@@ -49,6 +49,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
         new AppError(
           'unsupported-media-type',
           `Content-Encoding ${encoding} is not accepted: send the body uncompressed.`,
+          // RFC 9110 §15.5.16: a 415 for a content coding says which codings are accepted.
+          { headers: { 'accept-encoding': 'identity' } },
         ),
         undefined,
       );

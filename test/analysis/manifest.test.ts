@@ -29,8 +29,8 @@ void test('rows are read by header name, quoted cells and blank lines allowed', 
     { file: 'b,"x".png', absolutePath: path.join(dir, 'b,"x".png'), label: 'dining_room', source: '' },
     { file: 'c.webp', absolutePath: path.join(dir, 'c.webp'), label: 'bedroom', source: '' },
   ]);
-  // Without a source column every source is empty.
-  assert.deepEqual(await manifestOf('file,label\nx.jpg,exterior\n'), [
+  // Without a source column every source is empty; blank lines before the header are skipped too.
+  assert.deepEqual(await manifestOf('\n\nfile,label\nx.jpg,exterior\n'), [
     { file: 'x.jpg', absolutePath: path.join(dir, 'x.jpg'), label: 'exterior', source: '' },
   ]);
 });

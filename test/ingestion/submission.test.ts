@@ -110,6 +110,7 @@ void describe('202 accepted', () => {
         headers: { 'content-type': 'application/json', 'content-encoding': encoding },
       });
       assertProblem(res, { slug: 'unsupported-media-type', instance: PATH });
+      assert.equal(res.headers['accept-encoding'], 'identity');
       assert.equal(
         res.json<{ detail: string }>().detail,
         `Content-Encoding ${encoding} is not accepted: send the body uncompressed.`,
