@@ -120,5 +120,13 @@ export function blockedCategory(address: string, allowPrivateHosts: boolean): Bl
     return 'reserved';
   }
   if (category && allowPrivateHosts && PRIVATE_CATEGORIES.has(category)) return undefined;
+  // Connecting to 0.0.0.0 or :: reaches this host, as loopback does: a test server that says it
+  // listens on 0.0.0.0 is served where loopback is. The rest of 0.0.0.0/8 reaches nothing.
+  if (
+    allowPrivateHosts &&
+    (address === '0.0.0.0' || (isIPv6(address) && ipv6Groups(address).every((g) => g === 0)))
+  ) {
+    return undefined;
+  }
   return category;
 }

@@ -62,7 +62,7 @@ void test('lets public addresses through', () => {
   }
 });
 
-void test('allowPrivateHosts opens loopback and private ranges, never metadata, multicast or reserved', () => {
+void test('allowPrivateHosts opens loopback, private ranges and 0.0.0.0, never metadata, multicast or reserved', () => {
   for (const address of [
     '127.0.0.1',
     '10.0.0.1',
@@ -74,8 +74,12 @@ void test('allowPrivateHosts opens loopback and private ranges, never metadata, 
   ]) {
     assert.equal(blockedCategory(address, true), undefined, address);
   }
+  // 0.0.0.0 and :: reach this host, as loopback does; the rest of 0.0.0.0/8 stays refused.
+  assert.equal(blockedCategory('0.0.0.0', true), undefined);
+  assert.equal(blockedCategory('::', true), undefined);
+  assert.equal(blockedCategory('0.0.0.0', false), 'unspecified');
+  assert.equal(blockedCategory('0.1.2.3', true), 'unspecified');
   assert.equal(blockedCategory('169.254.169.254', true), 'cloud metadata');
-  assert.equal(blockedCategory('0.0.0.0', true), 'unspecified');
   assert.equal(blockedCategory('224.0.0.1', true), 'multicast');
   assert.equal(blockedCategory('240.0.0.1', true), 'reserved');
 });

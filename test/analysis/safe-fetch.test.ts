@@ -49,7 +49,7 @@ before(async () => {
     '/r0': redirect('/r1', 308),
     '/no-location': (_request, response) => response.writeHead(302).end(),
     '/to-metadata': redirect('http://169.254.169.254/latest/meta-data/'),
-    '/to-unspecified': redirect('http://0.0.0.0/photo.jpg'),
+    '/to-unspecified': redirect('http://0.1.2.3/photo.jpg'),
     '/to-private': redirect('http://10.0.0.1/photo.jpg'),
     '/to-ftp': redirect('ftp://127.0.0.1/photo.jpg'),
   });
@@ -145,7 +145,7 @@ void test('checks every redirect hop again', async () => {
   assert.equal(metadata.message, 'Blocked address: 169.254.169.254 is a cloud metadata address');
   assert.equal(
     (await failure(loopbackFetch, server.url('/to-unspecified'))).message,
-    'Blocked address: 0.0.0.0 is an unspecified address',
+    'Blocked address: 0.1.2.3 is an unspecified address',
   );
   assert.equal((await failure(loopbackFetch, server.url('/to-ftp'))).kind, 'unsupported-scheme');
   // The public-only policy, with the test server's own address let through, so the second hop is
@@ -155,6 +155,16 @@ void test('checks every redirect hop again', async () => {
   const privateHop = await failure(strict, server.url('/to-private'));
   assert.equal(privateHop.kind, 'blocked-address');
   assert.equal(privateHop.message, 'Blocked address: 10.0.0.1 is a private address');
+});
+
+void test('with private hosts allowed, a server named by 0.0.0.0 is reached as on loopback', async () => {
+  const url = server.url('/photo.jpg').replace('127.0.0.1', '0.0.0.0');
+  assert.ok(url.startsWith('http://0.0.0.0:'), url);
+  assert.deepEqual((await loopbackFetch(url)).body, photo);
+  assert.equal(
+    (await failure(publicOnlyFetch, url)).message,
+    'Blocked address: 0.0.0.0 is an unspecified address',
+  );
 });
 
 void test('refuses loopback and private addresses before connecting when they are not allowed', async () => {
