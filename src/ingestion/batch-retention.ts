@@ -7,8 +7,9 @@ const STATEMENTS_PER_SWEEP = 20;
 
 /**
  * Deletes batches that ended more than `retentionDays` ago, oldest first, with their error records;
- * unfinished batches (no `ended_at`) and the catalog are never touched. At most 2000 batches per call
- * (the worker calls it every 30 s), and none once `signal` is aborted. Returns how many it deleted.
+ * unfinished batches (even one a repair reopened with its end still set) and the catalog are never
+ * touched. At most 2000 batches per call (the worker calls it every 30 s), and none once `signal`
+ * is aborted. Returns how many it deleted.
  */
 export async function deleteExpiredBatches(
   db: Queryable,
@@ -23,6 +24,7 @@ export async function deleteExpiredBatches(
       `DELETE FROM batches WHERE (tenant_id, id) IN (
          SELECT tenant_id, id FROM batches
          WHERE ended_at < now() - make_interval(days => $1)
+           AND status IN ('completed', 'completed_with_errors', 'failed')
          ORDER BY ended_at LIMIT $2
          FOR UPDATE SKIP LOCKED)
        RETURNING id`,

@@ -193,9 +193,13 @@ export function createBatchWorker(deps: {
     async stop(timeoutMs) {
       clearInterval(sweeper);
       shutdown.abort();
-      // A deletion under way stops after its statement (each commits alone), before the pool closes.
-      await expiring;
-      await queue.stop(timeoutMs);
+      // A deletion under way stops after its statement (each commits alone), within the same time
+      // as the queue; one still waiting then (on a table lock) fails harmlessly as the pool closes.
+      await Promise.all([
+        expiring &&
+          Promise.race([expiring, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]),
+        queue.stop(timeoutMs),
+      ]);
     },
   };
 }

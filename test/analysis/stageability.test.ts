@@ -216,6 +216,19 @@ void test('a picture the model calls other that is too dark is an unknown room, 
   // A dark photo the model still reads keeps its room type.
   const bedroom = decideStageability(quality({ meanBrightness: 16 }), verdict());
   assert.deepEqual([bedroom.roomType, bedroom.details], ['bedroom', 'Too dark: mean brightness 16/255']);
+  // The exterior comes first: a dark picture a vision-language provider calls an exterior in its
+  // room type or its scene is a dark exterior, not an unknown room.
+  for (const [scene, roomType] of [
+    ['other', 'exterior'],
+    ['exterior', 'other'],
+  ] as const) {
+    const exterior = decideStageability(quality({ meanBrightness: 16 }), verdict({ roomType, scene }));
+    assert.deepEqual(
+      [exterior.roomType, exterior.details],
+      [roomType, 'Exterior photo: only interior rooms can be staged'],
+      `${scene}/${roomType}`,
+    );
+  }
   // A well-lit picture of no room stays other.
   const page = decideStageability(quality(), verdict(NOT_A_ROOM));
   assert.deepEqual(

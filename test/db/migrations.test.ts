@@ -112,6 +112,40 @@ void describe('migration 006: when batches ended', () => {
   });
 });
 
+void describe('migration 006: the trigger that records when a batch ends', () => {
+  void test('sets the end as a batch ends, keeps one the statement sets, and leaves ended batches alone', async () => {
+    const { db } = svc.service;
+    const tenant = svc.tenant('end-trigger');
+    const endOf = async (id: string) =>
+      (
+        await db.query<{ ended_at: Date | null }>(
+          'SELECT ended_at FROM batches WHERE tenant_id = $1 AND id = $2',
+          [tenant, id],
+        )
+      )[0]!.ended_at;
+    const set = (id: string, assignments: string) =>
+      db.query(`UPDATE batches SET ${assignments} WHERE tenant_id = $1 AND id = $2`, [tenant, id]);
+    const secondsAgo = (date: Date | null) => (Date.now() - (date?.getTime() ?? 0)) / 1000;
+
+    // Moving on between unfinished states records nothing.
+    const running = await storeBatch(db, tenant, [product()]);
+    await set(running, `status = 'validating'`);
+    assert.equal(await endOf(running), null);
+    // Ending records now, also over an end a repair left on a reopened batch.
+    await set(running, `ended_at = '2000-01-01T00:00:00Z'`);
+    await set(running, `status = 'completed'`);
+    assert.ok(secondsAgo(await endOf(running)) < 60, String(await endOf(running)));
+    // A move between ended states keeps the end.
+    await set(running, `ended_at = '2001-01-01T00:00:00Z'`);
+    await set(running, `status = 'failed'`);
+    assert.equal((await endOf(running))?.toISOString(), '2001-01-01T00:00:00.000Z');
+    // An end the ending statement sets itself is kept.
+    const repaired = await storeBatch(db, tenant, [product()]);
+    await set(repaired, `status = 'failed', ended_at = '2002-01-01T00:00:00Z'`);
+    assert.equal((await endOf(repaired))?.toISOString(), '2002-01-01T00:00:00.000Z');
+  });
+});
+
 /** Images as the catalog shows them: a stored image without an angle has a null one. */
 const shown = (images: readonly StoredImage[]) =>
   images.map(({ url, angle }) => ({ url, angle: angle ?? null }));

@@ -11,8 +11,10 @@ ALTER TABLE batches ADD COLUMN IF NOT EXISTS ended_at timestamptz;
 CREATE OR REPLACE FUNCTION batch_ended() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  -- Unless the statement says when (a repair, a test), the batch ends now.
-  NEW.ended_at := COALESCE(NEW.ended_at, clock_timestamp());
+  -- Unless the statement itself says when (a repair, a test), the batch ends now.
+  IF NEW.ended_at IS NOT DISTINCT FROM OLD.ended_at THEN
+    NEW.ended_at := clock_timestamp();
+  END IF;
   RETURN NEW;
 END;
 $$;
