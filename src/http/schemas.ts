@@ -32,7 +32,7 @@ export function problemResponses(...statuses: Array<400 | 401 | 403 | 404 | 413 
     403: 'Token without a tenant or without the required scope',
     404: 'Unknown id, or another tenant’s',
     413: 'Body too large',
-    415: 'Body is not application/json',
+    415: 'Body is not uncompressed application/json in UTF-8',
     429: 'Tenant rate or backlog limit reached',
   };
   const out: Record<string, unknown> = { default: problem('Unexpected error') };

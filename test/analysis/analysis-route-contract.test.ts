@@ -1,5 +1,6 @@
 /** The route's contract at its edges: the spec's error bodies, other body errors, the OpenAPI document. */
 import { after, before, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -98,6 +99,11 @@ void test('403 for a token without the analysis scope or without a tenant', asyn
     ],
     [await mintToken({ tenant: null }), 'The token names no tenant (claim "tenant_id").'],
     [await mintToken({ tenant: '' }), 'The token names no tenant (claim "tenant_id").'],
+    // Longer than any stored key may be: refused on every route alike, this one stores nothing.
+    [
+      await mintToken({ tenant: 't'.repeat(256) }),
+      'The token\'s tenant (claim "tenant_id") is not a usable tenant id.',
+    ],
   ];
   for (const [forbidden, message] of cases) {
     const response = await post({ imageUrls: [PHOTO_URL] }, `Bearer ${forbidden}`);
@@ -117,6 +123,23 @@ void test('other body errors keep the analysis shape', async () => {
   assert.deepEqual(textBody.json(), {
     statusCode: 415,
     message: 'The request body must be application/json.',
+    error: 'Unsupported Media Type',
+  });
+  const compressed = await app.inject({
+    method: 'POST',
+    url: PATH,
+    headers: {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+      authorization: `Bearer ${token}`,
+    },
+    payload: gzipSync(JSON.stringify({ imageUrls: [PHOTO_URL] })),
+  });
+  assert.equal(compressed.statusCode, 415);
+  assert.equal(compressed.headers['accept-encoding'], 'identity');
+  assert.deepEqual(compressed.json(), {
+    statusCode: 415,
+    message: 'Content-Encoding gzip is not accepted: send the body uncompressed.',
     error: 'Unsupported Media Type',
   });
 });
