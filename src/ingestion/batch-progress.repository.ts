@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import type { FieldError } from '../http/errors.ts';
-import type { BatchStatus } from './batch-status.ts';
+import { SETTLED_STATUS_SQL, UNFINISHED_SQL, type BatchStatus } from './batch-status.ts';
 import { BATCH_COLUMNS, toBatchRow, type BatchRow, type RawBatchRow } from './batch.repository.ts';
 
 /** SQL of the worker side of ingestion: reading items and recording progress. */
@@ -12,8 +12,6 @@ import { BATCH_COLUMNS, toBatchRow, type BatchRow, type RawBatchRow } from './ba
 const TOUCH_VALUE = `GREATEST(date_trunc('milliseconds', clock_timestamp()), updated_at + interval '1 millisecond')`;
 const TOUCH = `updated_at = ${TOUCH_VALUE}`;
 
-const UNFINISHED = `('accepted', 'validating', 'processing')`;
-
 /**
  * The tenant's oldest unfinished batches, at most `limit`, oldest first: batches of one tenant are
  * applied in submission order.
@@ -24,7 +22,7 @@ export async function findOldestUnfinishedBatches(
   limit: number,
 ): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
-    `SELECT id::text AS id FROM batches WHERE tenant_id = $1 AND status IN ${UNFINISHED} ORDER BY seq LIMIT $2`,
+    `SELECT id::text AS id FROM batches WHERE tenant_id = $1 AND status IN ${UNFINISHED_SQL} ORDER BY seq LIMIT $2`,
     [tenantId, limit],
   );
   return rows.map((row) => row.id);
@@ -34,7 +32,7 @@ export async function findOldestUnfinishedBatches(
 export async function findTenantsWithStaleBatches(db: Queryable, staleSeconds: number): Promise<string[]> {
   const rows = await db.query<{ tenant_id: string }>(
     `SELECT DISTINCT tenant_id FROM batches
-     WHERE status IN ${UNFINISHED} AND updated_at < now() - make_interval(secs => $1)`,
+     WHERE status IN ${UNFINISHED_SQL} AND updated_at < now() - make_interval(secs => $1)`,
     [staleSeconds],
   );
   return rows.map((row) => row.tenant_id);
@@ -70,7 +68,7 @@ export async function startBatchRun(
     `UPDATE batches SET attempts = attempts + 1,
             status = CASE WHEN status = 'accepted' THEN 'validating' ELSE status END,
             updated_at = CASE WHEN status = 'accepted' THEN ${TOUCH_VALUE} ELSE updated_at END
-     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
+     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL}
      RETURNING ${BATCH_COLUMNS}`,
     [tenantId, batchId],
   );
@@ -144,9 +142,7 @@ export async function finishBatch(
 ): Promise<BatchStatus | null> {
   const rows = await tx.query<{ status: BatchStatus }>(
     `WITH ended AS (
-       UPDATE batches SET status = CASE WHEN failed = 0 THEN 'completed'
-                                        WHEN upserted = 0 THEN 'failed'
-                                        ELSE 'completed_with_errors' END, ${TOUCH}
+       UPDATE batches SET status = ${SETTLED_STATUS_SQL}, ${TOUCH}
        WHERE tenant_id = $1 AND id = $2 AND status = 'processing' AND next_index = received_count
        RETURNING status
      ), dropped AS (${dropBody('ended')})
@@ -209,7 +205,7 @@ export async function lockUnfinishedBatch(
 ): Promise<{ status: BatchStatus; next_index: number; received_count: number } | null> {
   const rows = await tx.query<{ status: BatchStatus; next_index: number; received_count: number }>(
     `SELECT status, next_index, received_count FROM batches
-     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED} FOR UPDATE`,
+     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL} FOR UPDATE`,
     [batch.tenantId, batch.batchId],
   );
   return rows[0] ?? null;
@@ -231,12 +227,9 @@ export async function giveUpBatch(
          failed = failed + $3,
          validated_failed = validated_failed + CASE WHEN $4 THEN $3 ELSE 0 END,
          next_index = received_count,
-         status = CASE WHEN $3 > 0 THEN 'failed'
-                       WHEN failed = 0 THEN 'completed'
-                       WHEN upserted = 0 THEN 'failed'
-                       ELSE 'completed_with_errors' END,
+         status = CASE WHEN $3 > 0 THEN 'failed' ELSE ${SETTLED_STATUS_SQL} END,
          ${TOUCH}
-       WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED}
+       WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL}
        RETURNING status
      ), dropped AS (${dropBody('ended')})
      SELECT status FROM ended`,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { TERMINAL_SQL } from './batch-status.ts';
 
 /** Batches deleted per statement: a batch takes up to 1000 error records with it. */
 const BATCHES_PER_STATEMENT = 100;
@@ -24,7 +25,7 @@ export async function deleteExpiredBatches(
       `DELETE FROM batches WHERE (tenant_id, id) IN (
          SELECT tenant_id, id FROM batches
          WHERE ended_at < now() - make_interval(days => $1)
-           AND status IN ('completed', 'completed_with_errors', 'failed')
+           AND status IN ${TERMINAL_SQL}
          ORDER BY ended_at LIMIT $2
          FOR UPDATE SKIP LOCKED)
        RETURNING id`,

@@ -19,12 +19,29 @@ export const TERMINAL_STATUSES: readonly BatchStatus[] = [
   BATCH_STATUS.failed,
 ];
 
-/** The terminal state that the counters of a settled batch imply (CONTRACT §5). */
-export function terminalStatusFor(counts: { upserted: number; failed: number }): BatchStatus {
-  if (counts.failed === 0) return BATCH_STATUS.completed;
-  if (counts.upserted === 0) return BATCH_STATUS.failed;
-  return BATCH_STATUS.completedWithErrors;
-}
+/** States of a batch still to be worked on. */
+export const UNFINISHED_STATUSES: readonly BatchStatus[] = BATCH_STATUSES.filter(
+  (status) => !TERMINAL_STATUSES.includes(status),
+);
+
+const sqlList = (statuses: readonly BatchStatus[]) =>
+  `(${statuses.map((status) => `'${status}'`).join(', ')})`;
+
+/**
+ * `status IN …` lists as SQL text. Written into the statement rather than bound as `= ANY($n)`: the
+ * planner uses a partial index (`batches_unfinished`) only when it can see the query's condition
+ * implies the index's, which it cannot for a parameter.
+ */
+export const UNFINISHED_SQL = sqlList(UNFINISHED_STATUSES);
+export const TERMINAL_SQL = sqlList(TERMINAL_STATUSES);
+
+/**
+ * The terminal state that a settled batch's counters imply (CONTRACT §5), as a SQL expression over
+ * its row: `completed` when nothing failed, `failed` when nothing was written, else
+ * `completed_with_errors`.
+ */
+export const SETTLED_STATUS_SQL = `CASE WHEN failed = 0 THEN '${BATCH_STATUS.completed}'
+  WHEN upserted = 0 THEN '${BATCH_STATUS.failed}' ELSE '${BATCH_STATUS.completedWithErrors}' END`;
 
 /** The status record of a batch, as the API returns it (spec: batch status record). */
 export interface BatchRecord {

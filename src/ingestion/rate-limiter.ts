@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import { RateLimitedError } from '../http/errors.ts';
+import { UNFINISHED_SQL } from './batch-status.ts';
 
 /** A submission let in before its body is read: its headers, and the check of its size. */
 export interface Admission {
@@ -29,7 +30,7 @@ const WINDOW_SECONDS = 60;
 
 /** The tenant `$1`'s backlog: items of its unfinished batches not settled yet. */
 const PENDING_ITEMS = `(SELECT COALESCE(sum(received_count - upserted - failed), 0)::int FROM batches
-   WHERE tenant_id = $1 AND status IN ('accepted', 'validating', 'processing'))`;
+   WHERE tenant_id = $1 AND status IN ${UNFINISHED_SQL})`;
 const BACKLOG_RETRY_SECONDS = 5;
 
 /**
