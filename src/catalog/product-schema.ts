@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { FURNITURE_COLORS, FURNITURE_STYLES, FURNITURE_SUB_TYPES, FURNITURE_TYPES } from './enums.ts';
 
 /** Longest string any field may hold (CONTRACT §5). */
@@ -19,11 +19,14 @@ function Key(description: string) {
 
 const Text = (description?: string) => Type.String({ maxLength: MAX_STRING_LENGTH, description });
 
+/** The scheme rule of URLs; a URI that breaks only this rule is `https_required`, not `invalid_format`. */
+export const HTTPS_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]:';
+
 /** An absolute `https:` URL with a host (format `uri` is checked by our own rule, see item-validator). */
 const HttpsUrl = (description: string) =>
   Type.String({
     format: 'uri',
-    pattern: '^[Hh][Tt][Tt][Pp][Ss]:',
+    pattern: HTTPS_PATTERN,
     maxLength: MAX_STRING_LENGTH,
     description,
   });
@@ -87,6 +90,3 @@ export const FullProductIngest = Type.Object(
 export type ProductImageIngest = Static<typeof ProductImageIngest>;
 export type ProductVariantIngest = Static<typeof ProductVariantIngest>;
 export type FullProductIngest = Static<typeof FullProductIngest>;
-
-/** The schemas to register for OpenAPI `components.schemas`, in dependency order. */
-export const PRODUCT_SCHEMAS: TSchema[] = [ProductImageIngest, ProductVariantIngest, FullProductIngest];

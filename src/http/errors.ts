@@ -1,7 +1,28 @@
+/**
+ * The closed set of error codes (CONTRACT §5). Item errors use them all; problem `errors[]` of the
+ * envelope and of query parameters use the same words for the same defects.
+ */
+export const FIELD_ERROR_CODES = [
+  'required',
+  'unknown_field',
+  'invalid_type',
+  'invalid_value',
+  'invalid_format',
+  'https_required',
+  'out_of_range',
+  'too_few_items',
+  'too_many_items',
+  'duplicate_key',
+  'sku_conflict',
+  'internal_error',
+] as const;
+
+export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
+
 /** One defect of a field or query parameter, as problem `errors[]` and item errors report it. */
 export interface FieldError {
   field: string;
-  code: string;
+  code: FieldErrorCode;
   message: string;
 }
 

@@ -1,8 +1,14 @@
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
 
-/** One field error in a problem's `errors[]`. */
+import { FIELD_ERROR_CODES, type FieldErrorCode } from './errors.ts';
+
+/** One field error: in a problem's `errors[]`, and in an item's record on the errors page. */
 export const FieldErrorSchema = Type.Object(
-  { field: Type.String(), code: Type.String(), message: Type.String() },
+  {
+    field: Type.String(),
+    code: Type.Unsafe<FieldErrorCode>({ type: 'string', enum: FIELD_ERROR_CODES }),
+    message: Type.String(),
+  },
   { additionalProperties: false },
 );
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { FullProductIngest } from '../catalog/product-schema.ts';
-import { Page, PageQuery } from '../http/schemas.ts';
+import { FieldErrorSchema, Page, PageQuery } from '../http/schemas.ts';
 import { BATCH_STATUSES } from './batch-status.ts';
 
 /** Most items one submission may carry. */
@@ -27,6 +27,7 @@ export const IngestionRequest = Type.Object(
   { additionalProperties: false, title: 'IngestionRequest' },
 );
 
+/** The 202 answer to a submission (spec: IngestionAccepted). */
 export const IngestionAccepted = Type.Object(
   { batch_id: Type.String(), received_count: Type.Integer() },
   { additionalProperties: false, title: 'IngestionAccepted' },
@@ -34,6 +35,7 @@ export const IngestionAccepted = Type.Object(
 
 const Timestamp = Type.String({ format: 'date-time' });
 
+/** A batch's status record (spec; CONTRACT §6: all nine fields, always present). */
 export const BatchStatusRecord = Type.Object(
   {
     batch_id: Type.String(),
@@ -49,24 +51,22 @@ export const BatchStatusRecord = Type.Object(
   { additionalProperties: false, title: 'BatchStatus' },
 );
 
+/** One failed item on the errors page, with all its errors (CONTRACT §7). */
 export const ItemErrorRecord = Type.Object(
   {
     index: Type.Integer({ description: 'Index of the item within the batch' }),
-    errors: Type.Array(
-      Type.Object(
-        { field: Type.String(), code: Type.String(), message: Type.String() },
-        { additionalProperties: false },
-      ),
-    ),
+    errors: Type.Array(FieldErrorSchema),
     external_id: Type.Union([Type.String(), Type.Null()]),
     sku: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: false, title: 'ItemError' },
 );
 
+/** The errors page and the batch list: `{data, next_cursor}`. */
 export const BatchErrorPage = Page(ItemErrorRecord, 'BatchErrorPage');
 export const BatchPage = Page(BatchStatusRecord, 'BatchPage');
 
+/** Path and query parameters of the batch routes; unknown query parameters are refused. */
 export const BatchParams = Type.Object({ batch_id: Type.String() });
 export const ErrorsQuery = PageQuery(500, 500);
 export const BatchListQuery = PageQuery(100, 20, {

@@ -1,22 +1,5 @@
+import { HTTPS_PATTERN } from '../catalog/product-schema.ts';
 import type { FieldError } from '../http/errors.ts';
-
-/** The closed set of item error codes (CONTRACT §5). */
-export const ITEM_ERROR_CODES = [
-  'required',
-  'unknown_field',
-  'invalid_type',
-  'invalid_value',
-  'invalid_format',
-  'https_required',
-  'out_of_range',
-  'too_few_items',
-  'too_many_items',
-  'duplicate_key',
-  'sku_conflict',
-  'internal_error',
-] as const;
-
-export type ItemErrorCode = (typeof ITEM_ERROR_CODES)[number];
 
 /** The part of an Ajv error this module reads (Ajv and Fastify's validation errors both fit). */
 export interface AjvLikeError {
@@ -91,7 +74,7 @@ function mapError(error: AjvLikeError): FieldError | null {
         message: `${label} must be an absolute URL with a host, in URI syntax (RFC 3986; escape other characters as %XX).`,
       };
     case 'pattern':
-      if (String(p.pattern).toLowerCase().startsWith('^[hh][tt]')) {
+      if (p.pattern === HTTPS_PATTERN) {
         return { field: path, code: 'https_required', message: `${label} must use https.` };
       }
       return { field: path, code: 'invalid_format', message: `${label} must not be blank.` };
