@@ -5,11 +5,11 @@ import type { Authorize } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { RateLimitedError } from '../http/errors.ts';
 import type { AnalysisService } from './analysis.service.ts';
-import { ROOM_TYPES } from './scene-types.ts';
+import { ROOM_TYPE_VALUES } from './scene-types.ts';
 import { QueueFullError } from './work-queue.ts';
 
 const RoomTypeSchema = Type.Union(
-  [...ROOM_TYPES, 'other', 'unknown'].map((room) => Type.Literal(room)),
+  ROOM_TYPE_VALUES.map((room) => Type.Literal(room)),
   {
     description:
       'Places365-style room type; `other` for a picture of none, `unknown` when it cannot be told.',

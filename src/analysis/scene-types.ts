@@ -29,13 +29,24 @@ export const ROOM_TYPES = [
   'floor_plan',
 ] as const;
 
+/** Every value `roomType` can take: a room type, `other` (a picture of none of them) or `unknown` (cannot tell). */
+export const ROOM_TYPE_VALUES = [...ROOM_TYPES, 'other', 'unknown'] as const;
+
 /** A contract room type, `other` (a picture that is none of them) or `unknown` (cannot tell). */
-export type RoomType = (typeof ROOM_TYPES)[number] | 'other' | 'unknown';
+export type RoomType = (typeof ROOM_TYPE_VALUES)[number];
 
 /** What kind of picture it is, before the room: only `interior` pictures can be staged. */
-export type SceneKind = 'interior' | 'exterior' | 'floor_plan' | 'other';
+export const SCENE_KINDS = ['interior', 'exterior', 'floor_plan', 'other'] as const;
 
-/** Decoded pixels handed to the model: EXIF orientation applied, RGB, long side ≤ 512 px. */
+export type SceneKind = (typeof SCENE_KINDS)[number];
+
+/**
+ * Long side, in px, of the pixels handed to the model (never enlarged). Image quality is measured on
+ * the same copy (THRESHOLDS.measureLongSide), so one decode serves both.
+ */
+export const MODEL_INPUT_LONG_SIDE = 512;
+
+/** Decoded pixels handed to the model: EXIF orientation applied, RGB, long side ≤ MODEL_INPUT_LONG_SIDE. */
 export interface RawImage {
   data: Uint8Array;
   width: number;

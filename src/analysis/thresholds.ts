@@ -1,3 +1,5 @@
+import { MODEL_INPUT_LONG_SIDE } from './scene-types.ts';
+
 /**
  * Every number the stageability decision depends on, in one place (CONTRACT §8: "thresholds live in
  * one documented place and are tunable"). Quality is measured on a grey copy whose long side is
@@ -6,10 +8,10 @@
  */
 export const THRESHOLDS = {
   /**
-   * Long side, in px, of the grey copy sharpness and exposure are measured on. It is the model's input
-   * size too (RawImage), so one decode serves both; change both together.
+   * Long side, in px, of the grey copy sharpness and exposure are measured on: the model's input size,
+   * so one decode serves both (another value costs a second decode per image).
    */
-  measureLongSide: 512,
+  measureLongSide: MODEL_INPUT_LONG_SIDE,
 
   /** Shortest side, in px, a stageable photo must have: staging renders look soft below it. */
   minShortSide: 512,

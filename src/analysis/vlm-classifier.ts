@@ -4,7 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { VlmConfig } from './analysis-config.ts';
 import {
-  ROOM_TYPES,
+  ROOM_TYPE_VALUES,
+  SCENE_KINDS,
   type RawImage,
   type RoomType,
   type SceneClassifier,
@@ -15,13 +16,12 @@ import {
 /** The endpoint answered, but not with a usable verdict (or not at all). */
 export class VlmError extends Error {}
 
-const SCENES = ['interior', 'exterior', 'floor_plan', 'other'] as const satisfies readonly SceneKind[];
-const ROOMS: ReadonlySet<string> = new Set<string>([...ROOM_TYPES, 'other', 'unknown']);
+const ROOMS: ReadonlySet<string> = new Set<string>(ROOM_TYPE_VALUES);
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** What the model is asked to answer; numbers are clamped to 0–1 after validation. */
 const VlmAnswer = Type.Object({
-  scene: Type.Union(SCENES.map((scene) => Type.Literal(scene))),
+  scene: Type.Union(SCENE_KINDS.map((scene) => Type.Literal(scene))),
   roomType: Type.String(),
   confidence: Type.Optional(Type.Number()),
   sceneConfidence: Type.Optional(Type.Number()),
@@ -33,7 +33,7 @@ type VlmAnswer = Static<typeof VlmAnswer>;
 const PROMPT = [
   'You judge real-estate photos for virtual staging. Answer with one JSON object only, no prose:',
   '{"scene": "interior" | "exterior" | "floor_plan" | "other",',
-  ` "roomType": one of ${[...ROOM_TYPES, 'other', 'unknown'].map((r) => `"${r}"`).join(', ')},`,
+  ` "roomType": one of ${ROOM_TYPE_VALUES.map((r) => `"${r}"`).join(', ')},`,
   ' "confidence": probability 0..1 that roomType is right, "sceneConfidence": probability 0..1 that scene is right,',
   ' "personInFrame": true | false, "furnished": true | false}.',
   'Use "unknown" for an interior whose room type cannot be told (e.g. an empty room without fixtures).',
@@ -48,7 +48,7 @@ export function verdictFromAnswer(answer: VlmAnswer, inferenceMs: number): Scene
   const roomConfidence = clamp01(answer.confidence, 0.7);
   const sceneConfidence = clamp01(answer.sceneConfidence, 0.9);
   const sceneProbabilities = Object.fromEntries(
-    SCENES.map((scene) => [scene, scene === answer.scene ? sceneConfidence : (1 - sceneConfidence) / 3]),
+    SCENE_KINDS.map((scene) => [scene, scene === answer.scene ? sceneConfidence : (1 - sceneConfidence) / 3]),
   ) as Record<SceneKind, number>;
   return {
     roomType,

@@ -1,9 +1,6 @@
 import sharp from 'sharp';
 
-import type { RawImage } from '../scene-types.ts';
-
-/** Long side of the pixels handed to the model; the network stretches them to its own square. */
-export const MODEL_MAX_SIDE = 512;
+import { MODEL_INPUT_LONG_SIDE, type RawImage } from '../scene-types.ts';
 
 /**
  * Decodes any image sharp reads into the model's input: EXIF orientation applied, alpha flattened on
@@ -13,7 +10,13 @@ export async function decodeForModel(buffer: Buffer): Promise<RawImage> {
   const { data, info } = await sharp(buffer, { failOn: 'error' })
     .rotate()
     .flatten({ background: '#ffffff' })
-    .resize({ width: MODEL_MAX_SIDE, height: MODEL_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
+    // The network stretches these pixels to its own square input.
+    .resize({
+      width: MODEL_INPUT_LONG_SIDE,
+      height: MODEL_INPUT_LONG_SIDE,
+      fit: 'inside',
+      withoutEnlargement: true,
+    })
     .toColourspace('srgb')
     .removeAlpha()
     .raw()
