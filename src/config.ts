@@ -67,7 +67,14 @@ export const DEFAULT_WORKER_POLL_MS = 500;
 /** How long an ended batch can still be read unless `BATCH_RETENTION_DAYS` says otherwise. */
 export const DEFAULT_BATCH_RETENTION_DAYS = 30;
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Infinity): number {
+/** The integer setting `name` in [min, max], or `fallback` when unset or empty. */
+export function integer(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min = 0,
+  max = Infinity,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -77,14 +84,16 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
   return value;
 }
 
-function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+/** The setting `name`, which must be `true` or `false`, or `fallback` when unset or empty. */
+export function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = optional(env, name);
   if (raw === undefined) return fallback;
   if (raw === 'true' || raw === 'false') return raw === 'true';
   throw new ConfigError(`${name} must be true or false`);
 }
 
-function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+/** The setting `name`, or undefined when unset or empty. */
+export function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
 }

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.ts';
+import { ConfigError, integer, optional } from '../config.ts';
 
 /** Where and how to reach an OpenAI-compatible vision-language endpoint (the optional provider). */
 export interface VlmConfig {
@@ -16,19 +16,6 @@ export interface AnalysisConfig {
   cacheTtlMs: number;
   maxConcurrentImages: number;
   maxQueuedImages: number;
-}
-
-function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === '' ? undefined : value;
-}
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}`);
-  return value;
 }
 
 /**

@@ -162,7 +162,16 @@ void test('reads its settings from the environment; the provider is off by defau
     () => loadAnalysisConfig({ ANALYSIS_VLM_URL: 'file:///x', ANALYSIS_VLM_MODEL: 'm' }),
     ConfigError,
   );
-  assert.throws(() => loadAnalysisConfig({ ANALYSIS_MAX_CONCURRENT_IMAGES: '0' }), ConfigError);
+  const refusal = (message: string) => (error: unknown) =>
+    error instanceof ConfigError && error.message === message;
+  assert.throws(
+    () => loadAnalysisConfig({ ANALYSIS_MAX_CONCURRENT_IMAGES: '0' }),
+    refusal('ANALYSIS_MAX_CONCURRENT_IMAGES must be an integer from 1 up'),
+  );
+  assert.throws(
+    () => loadAnalysisConfig({ ANALYSIS_MAX_QUEUED_IMAGES: 'many' }),
+    refusal('ANALYSIS_MAX_QUEUED_IMAGES must be an integer from 0 up'),
+  );
 });
 
 void test('posts to <url>/chat/completions unless the URL already names it', () => {
