@@ -59,13 +59,46 @@ function adapterFor(db: Queryable, isClosed: () => boolean = () => false) {
   };
 }
 
+/**
+ * Passes on at most one error per `intervalMs`, with the count of those held back since the last:
+ * while the database is down, pg-boss fails on every poll and every maintenance run.
+ */
+export function throttleErrors(
+  report: (error: unknown, heldBack: number) => void,
+  { intervalMs = 60_000, now = Date.now }: { intervalMs?: number; now?: () => number } = {},
+): (error: unknown) => void {
+  let last = -Infinity;
+  let heldBack = 0;
+  return (error) => {
+    const at = now();
+    if (at - last < intervalMs) {
+      heldBack++;
+      return;
+    }
+    last = at;
+    report(error, heldBack);
+    heldBack = 0;
+  };
+}
+
 /** Starts pg-boss on `db` (creating its schema if needed) and makes sure the queue exists. */
 export async function startJobQueue(
   db: Database,
   {
     pollingIntervalSeconds = DEFAULT_WORKER_POLL_MS / 1000,
     schema = 'pgboss',
-  }: { pollingIntervalSeconds?: number; schema?: string } = {},
+    maintenanceIntervalSeconds = MAINTENANCE_INTERVAL_SECONDS,
+    onError = () => undefined,
+  }: {
+    pollingIntervalSeconds?: number;
+    schema?: string;
+    maintenanceIntervalSeconds?: number;
+    /**
+     * Told of pg-boss's own failures, which it retries by itself: its maintenance runs (expiry of
+     * dead workers' jobs, archiving). A failed fetch is not one: pg-boss drops it and polls again.
+     */
+    onError?: (error: unknown) => void;
+  } = {},
 ): Promise<JobQueue> {
   let closed = false;
   const workerIds: string[] = [];
@@ -74,11 +107,11 @@ export async function startJobQueue(
     schema,
     supervise: true,
     schedule: false,
-    maintenanceIntervalSeconds: MAINTENANCE_INTERVAL_SECONDS,
+    maintenanceIntervalSeconds,
   });
-  boss.on('error', () => {
-    // Polling errors (a database restart, say) are retried by pg-boss itself; nothing to do here.
-  });
+  // Maintenance errors (a database restart, say) are retried by pg-boss at the next run; they are
+  // only reported.
+  boss.on('error', onError);
   await boss.start();
   await boss.createQueue(INGEST_QUEUE, {
     name: INGEST_QUEUE,

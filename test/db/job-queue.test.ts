@@ -4,11 +4,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import type { Database } from '../../src/db/database.ts';
-import { startJobQueue, type IngestJob, type JobQueue } from '../../src/queue/job-queue.ts';
+import { startJobQueue, throttleErrors, type IngestJob, type JobQueue } from '../../src/queue/job-queue.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
 let svc: TestService;
 let queue: JobQueue | undefined;
+let failingQueue: JobQueue | undefined;
 
 before(async () => {
   // An API-only service runs no worker: the loop started below is the only one taking jobs.
@@ -17,6 +18,7 @@ before(async () => {
 after(async () => {
   try {
     await queue?.stop(1_000);
+    await failingQueue?.stop(1_000);
   } finally {
     await svc.stop();
   }
@@ -32,21 +34,29 @@ async function holdsWithin(ms: number, condition: () => boolean): Promise<boolea
   return true;
 }
 
-/** `db`, counting pg-boss's job fetches that came back empty (its only `SKIP LOCKED` query). */
-function countingEmptyFetches(db: Database): { db: Database; emptyFetches: () => number } {
-  let empty = 0;
-  const watched = new Proxy(db, {
+/** `db` with each `query` passed through `intercept`, which decides whether and how it runs. */
+function interceptQueries(
+  db: Database,
+  intercept: (run: () => Promise<unknown[]>, text: string) => Promise<unknown[]>,
+): Database {
+  return new Proxy(db, {
     get(target, property) {
       if (property === 'query') {
-        return async (text: string, values?: unknown[]) => {
-          const rows = await target.query(text, values);
-          if (text.includes('SKIP LOCKED') && rows.length === 0) empty++;
-          return rows;
-        };
+        return (text: string, values?: unknown[]) => intercept(() => target.query(text, values), text);
       }
       const value = Reflect.get(target, property) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
+  });
+}
+
+/** `db`, counting pg-boss's job fetches that came back empty (its only `SKIP LOCKED` query). */
+function countingEmptyFetches(db: Database): { db: Database; emptyFetches: () => number } {
+  let empty = 0;
+  const watched = interceptQueries(db, async (run, text) => {
+    const rows = await run();
+    if (text.includes('SKIP LOCKED') && rows.length === 0) empty++;
+    return rows;
   });
   return { db: watched, emptyFetches: () => empty };
 }
@@ -81,4 +91,44 @@ void test('nudge() starts a job sent while the loop sleeps out its polling inter
     'the nudged loop did not take the job',
   );
   assert.deepEqual(handled, [first, second]);
+});
+
+void test("pg-boss's own failures reach onError instead of vanishing", async () => {
+  let failing = false;
+  const db = interceptQueries(svc.service.db, (run) =>
+    failing ? Promise.reject(new Error('connection to the database was lost')) : run(),
+  );
+  const errors: unknown[] = [];
+  failingQueue = await startJobQueue(db, {
+    schema: svc.service.queue.schema,
+    maintenanceIntervalSeconds: 1,
+    onError: (error) => errors.push(error),
+  });
+  failing = true;
+  assert.equal(await holdsWithin(10_000, () => errors.length > 0), true, 'no error was reported');
+  assert.equal((errors[0] as Error).message, 'connection to the database was lost');
+});
+
+void test('throttleErrors passes one error a minute and counts those it held back', () => {
+  let now = 0;
+  const reported: Array<[unknown, number]> = [];
+  const report = throttleErrors((error, heldBack) => reported.push([error, heldBack]), {
+    now: () => now,
+  });
+  report('a');
+  now = 30_000;
+  report('b');
+  report('c');
+  now = 59_999;
+  report('d');
+  assert.deepEqual(reported, [['a', 0]]);
+  now = 60_000;
+  report('e');
+  now = 200_000;
+  report('f');
+  assert.deepEqual(reported, [
+    ['a', 0],
+    ['e', 3],
+    ['f', 0],
+  ]);
 });
