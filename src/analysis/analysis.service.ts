@@ -51,7 +51,7 @@ export interface AnalysisService {
 /** What the service is built from; only the classifier, the decoder and the host policy are required. */
 export interface AnalysisServiceDependencies {
   classifier: SceneClassifier;
-  /** The model's decoder (`decodeForModel` of src/analysis/model/decode.ts). */
+  /** The model's decoder (`decodeForModel` of src/analysis/model/decode-for-model.ts). */
   decode: (image: Buffer) => Promise<RawImage>;
   allowPrivateHosts: boolean;
   /** Defaults to {@link createSafeFetch} with `allowPrivateHosts`. */

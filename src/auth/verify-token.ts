@@ -31,6 +31,7 @@ export interface Principal {
   scopes: ReadonlySet<string>;
 }
 
+/** What a token is checked against: the keys, the expected issuer and audience, the tenant claim. */
 export interface TokenVerifierOptions {
   keys: VerificationKeys;
   issuer?: string | undefined;

@@ -35,11 +35,13 @@ export async function findVariantsBySku(
  * rows as soon as they are merged, so the parsed items and merged rows they came from can be
  * collected before the rows are written (docs/performance.md, "An eleventh look").
  */
+/** Rows serialized once for `json_to_recordset`, with their count. */
 export interface SerializedRows {
   readonly json: string;
   readonly count: number;
 }
 
+/** Serializes rows for a statement, as one flat string. */
 export function serializeRows(rows: readonly ProductRow[] | readonly VariantRow[]): SerializedRows {
   const json = JSON.stringify(rows);
   // V8 returns the text as a rope of small young-generation pieces; reading a character joins them
@@ -133,6 +135,7 @@ const PRODUCT_VIEW = `
          ), '[]'::json) AS variants
   FROM products p`;
 
+/** The tenant's product with its variants and images, in the read shape of CONTRACT §9, or null. */
 export async function findProduct(
   db: Queryable,
   tenantId: string,

@@ -10,6 +10,7 @@ export interface CatalogService {
   listProducts(tenantId: string, query: { limit: number; cursor?: string }): Promise<Page<ProductView>>;
 }
 
+/** Creates the catalog reads: one product by `external_id`, and the list ordered by it. */
 export function createCatalogService({ db }: { db: Queryable }): CatalogService {
   return {
     async getProduct(tenantId, externalId) {

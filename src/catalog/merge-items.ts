@@ -17,8 +17,10 @@ export interface StoredVariant {
   images: StoredImage[];
 }
 
+/** A product's own columns: the item without its variants. */
 export type ProductRow = Omit<FullProductIngest, 'variants'>;
 
+/** A variant's row as written, with its merged images and the product it belongs to. */
 export interface VariantRow {
   sku: string;
   external_id: string;

@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
+// The client speaks to the service over HTTP only and is written against CONTRACT alone: it imports
+// nothing from the service's code, so it can be lifted out and run against any deployment.
+
 /** A batch's status record (CONTRACT §6). */
 export interface BatchStatusRecord {
   batch_id: string;

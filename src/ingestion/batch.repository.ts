@@ -71,6 +71,7 @@ export async function insertBatchItems(
   ]);
 }
 
+/** The tenant's batch with this id, or null (another tenant's batch is not found either). */
 export async function findBatch(db: Queryable, tenantId: string, batchId: string): Promise<BatchRow | null> {
   const rows = await db.query<RawBatchRow>(
     `SELECT ${BATCH_COLUMNS} FROM batches WHERE tenant_id = $1 AND id = $2`,

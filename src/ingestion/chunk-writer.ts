@@ -23,7 +23,9 @@ class SkuOwnedElsewhereError extends Error {
   }
 }
 
+/** Items of a chunk with their index in the batch. */
 export type ChunkItems = Array<{ index: number; item: FullProductIngest }>;
+/** A batch's valid items by index. */
 export type ValidItems = Map<number, FullProductIngest>;
 
 /** Every item of a batch judged: the valid ones by index, and the records of the others. */
@@ -52,6 +54,7 @@ export interface WritableChunk {
 /** What a chunk's write did to the batch's counters; null when another run had written it. */
 export type ChunkStep = { upserted: number; failed: number } | null;
 
+/** How a chunk's write takes part in the worker's pipeline. */
 export interface WriteOptions {
   /** Called when the chunk's rows are on their way to the database (see PipelineOptions). */
   onWriting?: () => void;

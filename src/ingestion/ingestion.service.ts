@@ -49,6 +49,7 @@ export interface IngestionService {
   ): Promise<Page<BatchRecord>>;
 }
 
+/** Creates the ingestion service: submission with admission control, status, errors pages and the batch list. */
 export function createIngestionService(deps: {
   db: Database;
   queue: JobQueue;

@@ -30,8 +30,10 @@ export function itemKeys(
 /**
  * Whether a failed write says something about the data (so retrying the item alone may isolate
  * it) rather than about the connection or the server (so the whole job should be retried later):
- * PostgreSQL's data-exception (22) and integrity (23) classes, and errors without a SQLSTATE that
- * are not connection errors.
+ * PostgreSQL's data-exception (22) and integrity (23) classes, errors without a SQLSTATE that are
+ * not connection errors, and XX000 (internal error). An XX000 that one item's value trips would trip
+ * again on every retry of the whole job; trying the items one by one is safe whatever its cause,
+ * and isolates that item.
  */
 export function isDataError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
