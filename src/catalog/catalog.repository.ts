@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import type { ProductRow, StoredVariant, VariantRow } from './merge-items.ts';
+import type { ProductView } from './product-schema.ts';
 
 /** SQL of the catalog: the set-based upserts of the worker and the reads of the API. */
 
@@ -103,19 +104,6 @@ export async function upsertVariants(
     [tenantId, variants.json],
   );
   return result?.written ?? 0;
-}
-
-/** A product as the API shows it (CONTRACT §9). */
-export interface ProductView {
-  external_id: string;
-  name: string;
-  description: string;
-  style: string;
-  type: string;
-  sub_type: string;
-  created_at: string;
-  updated_at: string;
-  variants: Array<Omit<VariantRow, 'external_id'>>;
 }
 
 const PRODUCT_VIEW = `

@@ -2,7 +2,8 @@ import type { Queryable } from '../db/database.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { Page } from '../ingestion/ingestion.service.ts';
-import { findProduct, listProducts, type ProductView } from './catalog.repository.ts';
+import { findProduct, listProducts } from './catalog.repository.ts';
+import type { ProductView } from './product-schema.ts';
 
 /** Reading the stored catalog (CONTRACT §9), so a client can see what an upsert did. */
 export interface CatalogService {

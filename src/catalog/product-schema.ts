@@ -90,3 +90,35 @@ export const FullProductIngest = Type.Object(
 export type ProductImageIngest = Static<typeof ProductImageIngest>;
 export type ProductVariantIngest = Static<typeof ProductVariantIngest>;
 export type FullProductIngest = Static<typeof FullProductIngest>;
+
+/** A stored image: its angle is null when none is stored (CONTRACT §9). */
+const StoredImage = Type.Object(
+  {
+    url: ProductImageIngest.properties.url,
+    angle: Type.Union([Type.Number({ minimum: 0, maximum: 360 }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+/** A stored variant: the ingest shape, with every stored image in merge order. */
+const StoredVariant = Type.Composite(
+  [Type.Omit(ProductVariantIngest, ['images']), Type.Object({ images: Type.Array(StoredImage) })],
+  { additionalProperties: false, title: 'ProductVariant' },
+);
+
+/**
+ * A stored product as the catalog reads show it (CONTRACT §9): the ingest shape plus timestamps,
+ * variants in order of first creation.
+ */
+export const ProductView = Type.Composite(
+  [
+    Type.Omit(FullProductIngest, ['variants']),
+    Type.Object({
+      created_at: Type.String({ format: 'date-time' }),
+      updated_at: Type.String({ format: 'date-time' }),
+      variants: Type.Array(StoredVariant),
+    }),
+  ],
+  { additionalProperties: false, title: 'Product' },
+);
+export type ProductView = Static<typeof ProductView>;

@@ -1,15 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
 import { PROBLEMS, type FieldError, type ProblemSlug } from './errors.ts';
+import type { ProblemSchema } from './schemas.ts';
 
 /** The RFC 7807 body of every error of the ingestion and catalog operations (spec: Problem). */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-  errors?: FieldError[];
-}
+export type Problem = Static<typeof ProblemSchema>;
 
 /** The request's path without its query: the problem's `instance`. */
 export function instanceOf(request: FastifyRequest): string {
