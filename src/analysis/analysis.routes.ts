@@ -3,10 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Authorize } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
-import { RateLimitedError } from '../http/errors.ts';
 import type { AnalysisService } from './analysis.service.ts';
 import { ROOM_TYPE_VALUES } from './scene-types.ts';
-import { QueueFullError } from './work-queue.ts';
 
 const RoomTypeSchema = Type.Union(
   ROOM_TYPE_VALUES.map((room) => Type.Literal(room)),
@@ -57,9 +55,6 @@ export const AnalysisErrorBody = Type.Object({
   error: Type.String(),
 });
 
-// Seconds a client should wait when the analyzer's queue is full: about one request's worth of work.
-const BUSY_RETRY_AFTER_SECONDS = 5;
-
 /**
  * The stageability operation (spec operation 4, CONTRACT §8). Thin: the schema rejects bad bodies
  * (rendered as the spec's 400 by the central error handler), the hook checks the token before the
@@ -93,16 +88,7 @@ export function analysisRoutes(deps: {
           },
         },
       },
-      async (request) => {
-        try {
-          return await deps.analysis.analyze(request.body.imageUrls);
-        } catch (error) {
-          if (error instanceof QueueFullError) {
-            throw new RateLimitedError(error.message, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
-          }
-          throw error;
-        }
-      },
+      async (request) => deps.analysis.analyze(request.body.imageUrls),
     );
   };
 }

@@ -12,7 +12,8 @@ import { decideStageability, type StageabilityDecision } from './stageability.ts
 import { THRESHOLDS, type Thresholds } from './thresholds.ts';
 import { createTtlCache } from '../runtime/ttl-cache.ts';
 import { createVlmClassifier } from './vlm-classifier.ts';
-import { createWorkQueue } from './work-queue.ts';
+import { createWorkQueue, QueueFullError } from './work-queue.ts';
+import { RateLimitedError } from '../http/errors.ts';
 
 /** One image's entry in the response (spec: image analysis object). */
 export interface ImageAnalysis {
@@ -40,7 +41,7 @@ export interface AnalysisResult {
 
 /** Analyzes image URLs for virtual staging; knows nothing of HTTP. */
 export interface AnalysisService {
-  /** One entry per URL, in order; throws `QueueFullError` when the analyzer's backlog is full. */
+  /** One entry per URL, in order; throws `RateLimitedError` when the analyzer's backlog is full. */
   analyze(urls: string[]): Promise<AnalysisResult>;
   /** Resolves once the model is loaded (readiness waits on it). */
   ready(): Promise<void>;
@@ -66,6 +67,9 @@ export interface AnalysisServiceDependencies {
   onError?: (error: unknown, context: { url?: string }) => void;
   now?: () => number;
 }
+
+// Seconds a client should wait when the analyzer's queue is full: about one request's worth of work.
+const BUSY_RETRY_AFTER_SECONDS = 5;
 
 /** The entry of a URL that could not be analyzed (CONTRACT §8). */
 export function unanalyzable(imageUrl: string, details: string): ImageAnalysis {
@@ -161,7 +165,10 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
 
   return {
     async analyze(urls) {
-      const results = await queue.runAll(urls.map((url) => () => shared(url)));
+      const results = await queue.runAll(urls.map((url) => () => shared(url))).catch((error: unknown) => {
+        if (!(error instanceof QueueFullError)) throw error;
+        throw new RateLimitedError(error.message, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
+      });
       const images = results.map((result, index) => {
         const imageUrl = urls[index]!;
         return typeof result === 'string' ? unanalyzable(imageUrl, result) : { ...result, imageUrl };
