@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { startService } from './server.ts';
-import { DataDirInUseError } from './db/database.ts';
+import { DataDirInUseError } from './db/embedded-database.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 

@@ -3,7 +3,8 @@ import net from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { openServerDatabase, type Database } from '../../src/db/database.ts';
+import type { Database } from '../../src/db/database.ts';
+import { openServerDatabase } from '../../src/db/server-database.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 
 const serverUrl = process.env.TEST_DATABASE_URL;

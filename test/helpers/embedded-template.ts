@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { openEmbeddedDatabase } from '../../src/db/database.ts';
+import { openEmbeddedDatabase } from '../../src/db/embedded-database.ts';
 import { migrate, readMigrations } from '../../src/db/migrate.ts';
 import { startJobQueue } from '../../src/queue/job-queue.ts';
 

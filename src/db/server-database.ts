@@ -1,0 +1,203 @@
+import pg from 'pg';
+import type { Database, Queryable } from './database.ts';
+import { createKeyedMutex } from './keyed-mutex.ts';
+
+/** A PostgreSQL server through `pg`: a pool kept warm, and advisory locks shared by every process. */
+
+const LOCK_POLL_MS = 100;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Timestamps and bigints come back as strings from both drivers' raw values in a few places; the
+// repositories cast counts to int and read timestamps as Date, so both drivers agree.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+/**
+ * Opens the server at `url`; with `schema`, every connection works in that schema. `keepOpen`
+ * connections are opened before this resolves (or it throws) and never closed for being idle; the
+ * rest of the `max` close after `idleMs`. A burst of requests then finds its connections ready:
+ * starting a backend costs the server ≈ 12 ms, and a burst of 50 status polls opening ten of them
+ * while the worker ran raised the p99 by tens of milliseconds (docs/performance.md). Kept
+ * connections that are lost (the server restarted, a backend was terminated) are opened again in the
+ * background, retrying every 0.1–5 s while the server is away.
+ */
+export async function openServerDatabase(
+  url: string,
+  {
+    max = 10,
+    keepOpen = 0,
+    idleMs = 10_000,
+    schema,
+    onRefillError = () => undefined,
+  }: {
+    max?: number;
+    keepOpen?: number;
+    idleMs?: number;
+    schema?: string | undefined;
+    /** Told the first error of each outage that keeps the kept connections from reopening. */
+    onRefillError?: (error: Error) => void;
+  } = {},
+): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    min: Math.min(keepOpen, max),
+    idleTimeoutMillis: idleMs,
+    application_name: 'catalog-ingestion',
+    // A peer that vanished (power loss, partition) must not keep its advisory locks for the OS's
+    // two-hour keepalive default: probe idle connections after 10 s.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const local = createKeyedMutex();
+
+  const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<R>(text: string, params?: readonly unknown[]) {
+      const result = await client.query(text, params as unknown[] | undefined);
+      return result.rows as R[];
+    },
+    async exec(text: string) {
+      // A multi-statement string answers one result per statement.
+      const result = (await client.query(text)) as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(result) ? result.at(-1) : result;
+      return (last?.rows ?? []) as Record<string, unknown>[];
+    },
+  });
+
+  const kept = Math.min(keepOpen, max);
+  const refused = await fillPool(pool, kept);
+  if (refused) {
+    await pool.end().catch(() => undefined);
+    throw refused;
+  }
+  const refill = keepFilled(pool, kept, onRefillError);
+
+  return {
+    kind: 'server',
+    ...wrap(pool),
+    connections: () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const value = await fn(wrap(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async withLock(name, waitMs, fn) {
+      // Deployments sharing one server in different schemas must not share lock keys.
+      const key = `${schema ?? 'public'}:${name}`;
+      return local.tryRun(key, waitMs, async () => {
+        const client = await pool.connect();
+        let locked = false;
+        try {
+          const deadline = Date.now() + waitMs;
+          for (;;) {
+            const { rows } = await client.query<{ ok: boolean }>(
+              'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+              [key],
+            );
+            locked = rows[0]?.ok === true;
+            if (locked || Date.now() >= deadline) break;
+            await sleep(LOCK_POLL_MS);
+          }
+          if (!locked) return null;
+          return { value: await fn() };
+        } finally {
+          // A connection that cannot unlock is destroyed instead, which releases the lock as well.
+          let destroy = false;
+          if (locked) {
+            await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => {
+              destroy = true;
+            });
+          }
+          client.release(destroy);
+        }
+      });
+    },
+    async close() {
+      refill.stop();
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Opens `count` connections on a pool that holds none yet, and hands them straight back. Returns the
+ * first error, if any.
+ */
+async function fillPool(pool: pg.Pool, count: number): Promise<Error | undefined> {
+  const opening = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
+  for (const result of opening) if (result.status === 'fulfilled') result.value.release();
+  return firstError(opening);
+}
+
+function firstError(results: PromiseSettledResult<unknown>[]): Error | undefined {
+  const refused = results.find((result) => result.status === 'rejected');
+  if (!refused) return undefined;
+  return refused.reason instanceof Error ? refused.reason : new Error(String(refused.reason));
+}
+
+/**
+ * Opens the connections a pool in use lacks to hold `kept` again, without ever waiting on a busy one
+ * while holding another (a lock holder waiting for a second connection would then wait on us). The
+ * pool hands out idle connections before it opens new ones, so it asks, in one go, for every idle
+ * connection plus the missing ones, and hands each back the moment it has it. While queries wait for
+ * a connection it does nothing: they are opening what they need. Says whether the pool was busy.
+ */
+async function topUpPool(pool: pg.Pool, kept: number): Promise<Error | 'busy' | undefined> {
+  const missing = kept - pool.totalCount;
+  if (missing <= 0) return undefined;
+  if (pool.waitingCount > 0) return 'busy';
+  const asks = Array.from({ length: pool.idleCount + missing }, () =>
+    pool.connect().then((client) => client.release()),
+  );
+  return firstError(await Promise.allSettled(asks));
+}
+
+/**
+ * Refills the pool to `kept` connections whenever it loses one, backing off while that fails and
+ * calling `onError` with the first failure of each outage.
+ */
+function keepFilled(pool: pg.Pool, kept: number, onError: (error: Error) => void): { stop(): void } {
+  const FIRST_DELAY_MS = 100;
+  const LONGEST_DELAY_MS = 5_000;
+  let delay = FIRST_DELAY_MS;
+  let failing = false;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = () => {
+    if (stopped || timer || pool.totalCount >= kept) return;
+    timer = setTimeout(() => {
+      void topUpPool(pool, kept).then((outcome) => {
+        timer = undefined;
+        if (outcome instanceof Error) {
+          if (!failing && !stopped) onError(outcome);
+          failing = true;
+          delay = Math.min(delay * 2, LONGEST_DELAY_MS);
+        } else {
+          failing = false;
+          delay = FIRST_DELAY_MS;
+        }
+        schedule();
+      });
+    }, delay);
+    // The refill never keeps a process alive on its own.
+    timer.unref();
+  };
+  if (kept > 0) pool.on('remove', schedule);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
