@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, NotFoundError, ValidationError, type ProblemSlug } from './errors.ts';
 import { instanceOf, problemBody, sendProblem } from './problem.ts';
-import { fieldErrorsFromAjv, type AjvLikeError } from '../ingestion/item-errors.ts';
+import { fieldErrorsFromAjv, type AjvLikeError } from '../validation/field-errors.ts';
 
 /** How a route renders its errors: problem+json (default) or the analysis shape of spec §Errors. */
 export type ErrorShape = 'problem' | 'analysis';

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { isAbsoluteUri } from '../ingestion/item-validator.ts';
+import { isAbsoluteUri } from '../validation/uri-format.ts';
 
 function createAjv(coerceTypes: boolean): Ajv {
   // allErrors, so a 400 names every wrong field; verbose, so messages can name the enumeration;

@@ -5,7 +5,7 @@ import { principalOf } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { ValidationError } from '../http/errors.ts';
 import { problemResponses } from '../http/schemas.ts';
-import { envelopeErrorsFromAjv } from './item-errors.ts';
+import { envelopeErrorsFromAjv } from '../validation/field-errors.ts';
 import type { IngestionService } from './ingestion.service.ts';
 import type { Admission } from './rate-limiter.ts';
 import {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createItemValidator, isAbsoluteUri } from '../../src/ingestion/item-validator.ts';
+import { createItemValidator } from '../../src/ingestion/item-validator.ts';
+import { isAbsoluteUri } from '../../src/validation/uri-format.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 
 test('URL checks are linear: a 65,000-character URL ending in a space is judged at once', () => {
