@@ -45,7 +45,7 @@ function buildOnce(): void {
 }
 
 /**
- * The Node.js options that `npm start` gives the service (package.json's `start` script, `node
+ * The Node.js options that `npm start` gives the service (package.json's `start` script, `exec node
  * <options> dist/main.js`), so that the bench measures the process a deployment runs.
  */
 export function startScriptNodeArgs(): string[] {
@@ -53,10 +53,12 @@ export function startScriptNodeArgs(): string[] {
     scripts: { start: string };
   };
   const words = pkg.scripts.start.trim().split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'dist/main.js') {
-    throw new Error(`package.json's start script is not "node [options] dist/main.js": ${pkg.scripts.start}`);
+  if (words[0] !== 'exec' || words[1] !== 'node' || words.at(-1) !== 'dist/main.js') {
+    throw new Error(
+      `package.json's start script is not "exec node [options] dist/main.js": ${pkg.scripts.start}`,
+    );
   }
-  return words.slice(1, -1);
+  return words.slice(2, -1);
 }
 
 /**

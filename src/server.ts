@@ -43,6 +43,22 @@ export interface Service {
  */
 const MAX_BATCH_ATTEMPTS = 5;
 const DRAIN_TIMEOUT_MS = 8_000;
+/**
+ * How long a drain waits for requests in flight before it closes their connections: a client that
+ * stalls mid-upload would otherwise hold the process until it gave up (Fastify sets no request
+ * timeout). With the worker's own budget, a drain stays within a supervisor's usual grace period.
+ */
+const REQUEST_DRAIN_MS = 5_000;
+
+/** Closes the app: no new connections, then requests in flight get `graceMs` before theirs are cut. */
+async function closeApp(app: FastifyInstance, graceMs: number): Promise<void> {
+  const cut = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
+}
 
 /**
  * Starts the service for `config`: database and migrations, queue, then the API and/or the worker
@@ -188,7 +204,7 @@ export async function startService(
     async stop() {
       // Order matters: stop taking requests first, then let the worker hand back its batches at a
       // chunk boundary, then stop the queue, and only then close the database they all use.
-      await app?.close();
+      if (app) await closeApp(app, REQUEST_DRAIN_MS);
       await analysis?.close();
       await workerThread?.stop(DRAIN_TIMEOUT_MS);
       await worker?.stop(DRAIN_TIMEOUT_MS);

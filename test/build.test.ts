@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { startScriptNodeArgs } from '../bench/service-process.ts';
 import { product } from './helpers/catalog-fixtures.ts';
 import {
+  freePort,
   signToken,
   spawnService,
   stopProcess,
@@ -26,6 +27,7 @@ import { countersOf, type StatusRecord } from './helpers/state-assertions.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const secret = randomBytes(32).toString('hex');
 const serverUrl = process.env.TEST_DATABASE_URL;
 const schema = serverUrl ? uniqueSchema('test_build') : undefined;
@@ -134,4 +136,54 @@ void test('a build from unchanged sources is skipped, and a stale one is replace
   await fs.access(path.join(outDir, 'main.js'));
   const siblings = (await fs.readdir(ROOT)).filter((name) => name.startsWith(`${path.basename(outDir)}.`));
   assert.deepEqual(siblings, []);
+});
+
+void test('SIGTERM sent to `npm start` itself reaches the service, which drains and frees its data', async () => {
+  const port = await freePort();
+  const ownData = await fs.mkdtemp(path.join(os.tmpdir(), 'npm-start-test-'));
+  const npm = spawn('npm', ['start', '--silent'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: String(port),
+      DATA_DIR: ownData,
+      AUTH_JWT_SECRET: secret,
+      ANALYSIS_ENABLED: 'false',
+      NODE_ENV: 'test',
+    },
+    stdio: 'ignore',
+    detached: true, // a group of its own, so the cleanup below reaches whatever is left
+  });
+  const healthz = () =>
+    fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (res) => res.status,
+      () => null,
+    );
+  try {
+    for (const deadline = Date.now() + 90_000; (await healthz()) !== 200;) {
+      assert.ok(Date.now() < deadline, 'npm start did not become healthy');
+      await sleep(200);
+    }
+    // Only npm is signalled, as `kill <pid>` or a supervisor that started it would do. The shell that
+    // runs the script does not pass signals on; the script execs node so that node receives it.
+    npm.kill('SIGTERM');
+    const lock = path.join(ownData, 'pglite.lock');
+    for (const deadline = Date.now() + 20_000; ;) {
+      const lockHeld = await fs.access(lock).then(
+        () => true,
+        () => false,
+      );
+      if (!lockHeld && (await healthz()) === null) break;
+      assert.ok(Date.now() < deadline, 'the service was still running 20 s after npm got SIGTERM');
+      await sleep(200);
+    }
+  } finally {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+    await fs.rm(ownData, { recursive: true, force: true });
+  }
 });

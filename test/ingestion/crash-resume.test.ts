@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -216,5 +218,29 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
 
     const second = await running();
     await assertCompletedExactly(second, token, batchId, items, 120_000);
+  });
+
+  void test('an upload stalled mid-body does not hold SIGTERM: exit 0 within 10 s, nothing stored', async () => {
+    const token = await signToken(secret, `stalled-${randomUUID()}`);
+    const proc = await running();
+    const { port } = new URL(proc.baseUrl);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    const closed = once(socket, 'close');
+    socket.on('error', () => undefined);
+    // 100 kB announced, 10 bytes sent: the request is in flight and will never finish by itself.
+    socket.write(
+      `POST /products/ingestions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"items":[',
+    );
+    await sleep(300); // the request has reached the service (its headers are parsed)
+    const sent = Date.now();
+    assert.deepEqual(await stopProcess(proc, 'SIGTERM', 10_000), { code: 0, signal: null });
+    assert.ok(Date.now() - sent <= 10_000);
+    await closed; // the stalled connection was cut, not left open
+
+    const next = await running();
+    const list = await call(next, token, 'GET', '/products/ingestions');
+    assert.deepEqual(list, { status: 200, json: { data: [], next_cursor: null } });
   });
 });
