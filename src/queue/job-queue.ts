@@ -112,14 +112,19 @@ export async function startJobQueue(
   // Maintenance errors (a database restart, say) are retried by pg-boss at the next run; they are
   // only reported.
   boss.on('error', onError);
-  await boss.start();
-  await boss.createQueue(INGEST_QUEUE, {
-    name: INGEST_QUEUE,
-    retryLimit: 20,
-    retryDelay: 2,
-    retryBackoff: true,
-    expireInSeconds: JOB_EXPIRE_SECONDS,
+  // pg-boss creates its schema and a queue's partition without a lock of its own: processes starting
+  // together on a new database deadlocked there (40P01). They take turns, as migrations do.
+  const setUp = await db.withLock(`job-queue-setup:${schema}`, 120_000, async () => {
+    await boss.start();
+    await boss.createQueue(INGEST_QUEUE, {
+      name: INGEST_QUEUE,
+      retryLimit: 20,
+      retryDelay: 2,
+      retryBackoff: true,
+      expireInSeconds: JOB_EXPIRE_SECONDS,
+    });
   });
+  if (!setUp) throw new Error('Could not take the job queue set-up lock within 120 s');
 
   return {
     schema,
