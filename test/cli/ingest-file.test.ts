@@ -1,112 +1,25 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { signServiceToken } from '../../src/auth/sign-token.ts';
-import type { ErrorLine } from '../../src/client/errors-file.ts';
-import { loadConfig } from '../../src/config.ts';
+import { ingest, readErrorLines, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/** Runs `npm run ingest`'s command; resolves with its exit code and output. */
-async function ingest(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ingest-file.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
-
 void describe('npm run ingest against a running service', () => {
-  const secret = randomBytes(32).toString('hex');
+  let service: CliService;
   let dir: string;
   let url: string;
-  let service: ChildProcess;
-  let serviceLog = '';
+  let secret: string;
 
   before(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-file-'));
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        AUTH_JWT_SECRET: secret,
-        NODE_ENV: 'test',
-        DATA_DIR: path.join(dir, 'data'),
-        LOG_LEVEL: 'warn',
-      },
-    });
-    service.stdout!.on('data', (chunk: Buffer) => (serviceLog += chunk.toString()));
-    service.stderr!.on('data', (chunk: Buffer) => (serviceLog += chunk.toString()));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const up = await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (up) break;
-      if (Date.now() > deadline || service.exitCode !== null)
-        throw new Error(`service did not start:\n${serviceLog}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    service = await startCliService();
+    ({ dir, url, secret } = service);
   });
 
   after(async () => {
-    if (service.exitCode === null) {
-      service.kill('SIGTERM');
-      await once(service, 'exit');
-    }
-    await fs.rm(dir, { recursive: true, force: true });
+    await service.stop();
   });
-
-  /** Every product the tenant has, walking the cursors of GET /products. */
-  async function allProducts(tenant: string): Promise<Array<Record<string, unknown>>> {
-    const config = loadConfig({ AUTH_JWT_SECRET: secret });
-    const token = await signServiceToken(config, {
-      tenant,
-      scope: 'catalog:read',
-      ttlSeconds: 600,
-      createSecret: false,
-    });
-    const products = [];
-    let cursor: string | null = null;
-    do {
-      const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-      const res = await fetch(`${url}/products?limit=500${query}`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      assert.equal(res.status, 200);
-      const page = (await res.json()) as { data: Array<Record<string, unknown>>; next_cursor: string | null };
-      products.push(...page.data);
-      cursor = page.next_cursor;
-    } while (cursor);
-    return products;
-  }
 
   void test('a JSONL file of 2,500 items with 3 invalid items and 1 malformed line: exit 2, exact counts and errors', async () => {
     const tenant = `cli-${randomUUID()}`;
@@ -139,10 +52,7 @@ void describe('npm run ingest against a running service', () => {
       output.filter((line) => /^batch \d \S+ completed(_with_errors)?: read \d+, /.test(line)).length,
       3,
     );
-    const errorLines = (await fs.readFile(errorsPath, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as ErrorLine);
+    const errorLines = await readErrorLines(errorsPath);
     assert.equal(errorLines.length, 4);
     errorLines.sort((a, b) => a.position - b.position);
     assert.deepEqual(
@@ -158,7 +68,7 @@ void describe('npm run ingest against a running service', () => {
     assert.equal(errorLines[1]!.sku, (invalid[1234]!.variants as Array<{ sku: string }>)[0]!.sku);
     assert.match(errorLines[2]!.errors[0]!.message, /^The item at line 1802 is not valid JSON: /);
     assert.equal(new Set(errorLines.filter((l) => l.batch_id).map((l) => l.batch_id)).size, 3);
-    assert.equal((await allProducts(tenant)).length, 2496);
+    assert.equal((await service.allProducts(tenant)).length, 2496);
   });
 
   void test('a JSON array file of 1,200 valid items: exit 0, and no errors file', async () => {
@@ -166,13 +76,7 @@ void describe('npm run ingest against a running service', () => {
     const file = path.join(dir, 'catalog.json');
     const items = Array.from({ length: 1200 }, () => product({ variants: [variant({ price: 19.9 })] }));
     await fs.writeFile(file, JSON.stringify(items, null, 2));
-    const config = loadConfig({ AUTH_JWT_SECRET: secret });
-    const token = await signServiceToken(config, {
-      tenant,
-      scope: 'ingestions:write ingestions:read',
-      ttlSeconds: 600,
-      createSecret: false,
-    });
+    const token = await service.token(tenant, 'ingestions:write ingestions:read');
 
     const run = await ingest([file, '--url', url, '--quiet', '--batch-size', '500', '--concurrency', '3'], {
       INGEST_TOKEN: token,
@@ -181,7 +85,7 @@ void describe('npm run ingest against a running service', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /^1200 items: 1200 upserted, 0 failed, \d+\.\d s\n$/);
     await assert.rejects(fs.stat(`${file}.errors.jsonl`), { code: 'ENOENT' });
-    const products = await allProducts(tenant);
+    const products = await service.allProducts(tenant);
     assert.equal(products.length, 1200);
     const stored = products.find((p) => p.external_id === items[0]!.external_id) as {
       variants: Array<{ price: number }>;

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -9,46 +7,14 @@ import type { ErrorLine } from '../../src/client/errors-file.ts';
 import { ingestFile } from '../../src/client/ingest-runner.ts';
 import { ClientError, createIngestionClient, retryAfterMs } from '../../src/client/ingestion-client.ts';
 import { createProgress } from '../../src/client/progress.ts';
-
-/** An answer of the stand-in service. */
-interface Answer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-type Handler = (request: { method: string; url: string; body: string }) => Answer;
-
-/**
- * A stand-in for the service that answers as `handler` says, to drive the client through the answers
- * a real service gives only under load or failure (429, 5xx). Requests are recorded.
- */
-async function fakeService(handler: Handler) {
-  const requests: Array<{ method: string; url: string; body: string }> = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      const request = { method: req.method!, url: req.url!, body };
-      requests.push(request);
-      const answer = handler(request);
-      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-      res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-const problem = (status: number, detail: string) => ({ status, body: { title: 'x', status, detail } });
-const accepted = (id: string, count: number) => ({
-  status: 202,
-  body: { batch_id: id, received_count: count },
-});
-const record = (id: string, upserted: number, failed: number) => ({
-  status: 200,
-  body: { batch_id: id, status: failed ? 'completed_with_errors' : 'completed', upserted, failed },
-});
+import {
+  accepted,
+  fakeService,
+  noErrors,
+  problem,
+  record,
+  type Answer,
+} from '../helpers/fake-ingestion-service.ts';
 
 void describe('ingestion client retries', () => {
   void test('Retry-After is read as seconds or a date', () => {
@@ -143,8 +109,7 @@ void describe('a run against a service that fails part way', () => {
       if (method === 'POST') return ++posts <= 2 ? accepted(`b-${posts}`, 2) : problem(503, 'down');
       if (url === '/products/ingestions/b-1') return record('b-1', 2, 0);
       if (url === '/products/ingestions/b-2') return record('b-2', 0, 2);
-      if (url.startsWith('/products/ingestions/b-1/errors'))
-        return { status: 200, body: { data: [], next_cursor: null } };
+      if (url.startsWith('/products/ingestions/b-1/errors')) return noErrors;
       const page = (index: number, cursor: string | null) => ({
         status: 200,
         body: {
