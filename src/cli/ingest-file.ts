@@ -7,6 +7,7 @@ import { createIngestionClient } from '../client/ingestion-client.ts';
 import { ingestFile, type IngestOutcome } from '../client/ingest-runner.ts';
 import { formatOf } from '../client/json-stream.ts';
 import { createProgress } from '../client/progress.ts';
+import { runCommand, UsageError } from './command.ts';
 
 /**
  * `npm run ingest -- FILE [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
@@ -27,9 +28,6 @@ const USAGE = `usage: npm run ingest -- <file> [options]
 
 /** Lifetime of a token minted with --tenant: long enough for a very large file. */
 const MINTED_TOKEN_TTL_SECONDS = 24 * 3600;
-
-/** A mistake in how the command was called: reported with the usage, exit 1. */
-class UsageError extends Error {}
 
 function integerOption(name: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
@@ -112,12 +110,4 @@ async function main(): Promise<number> {
   return outcome.failed > 0 ? 2 : 0;
 }
 
-try {
-  process.exitCode = await main();
-} catch (error) {
-  const text = error instanceof Error ? error.message : String(error);
-  const usage =
-    error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
-  process.stderr.write(`ingest: ${text}\n${usage ? `${USAGE}\n` : ''}`);
-  process.exitCode = 1;
-}
+await runCommand('ingest', USAGE, main);

@@ -1,26 +1,40 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { loadConfig } from '../config.ts';
 import { signServiceToken } from '../auth/sign-token.ts';
 import { SCOPES } from '../auth/verify-token.ts';
+import { runCommand, UsageError } from './command.ts';
 
 /**
  * `npm run token -- --tenant acme [--scope "ingestions:read"] [--ttl 3600]` prints a bearer token
  * signed with the service's HS256 secret: AUTH_JWT_SECRET, or the development secret in DATA_DIR
  * (created now if the service has not created it yet).
  */
-const { values } = parseArgs({
-  options: {
-    tenant: { type: 'string' },
-    scope: { type: 'string', default: Object.values(SCOPES).join(' ') },
-    ttl: { type: 'string', default: '3600' },
-  },
-});
 
-try {
-  if (!values.tenant)
-    throw new ConfigError('usage: npm run token -- --tenant <tenant> [--scope "a b"] [--ttl seconds]');
+const ALL_SCOPES = Object.values(SCOPES).join(' ');
+
+const USAGE = `usage: npm run token -- --tenant <tenant> [options]
+  --tenant <tenant>      the tenant the token is for (its tenant_id claim)
+  --scope "<scopes>"     space-separated scopes (default: all of them)
+  --ttl <seconds>        lifetime (default 3600)
+Scopes: ${ALL_SCOPES}.
+Signs with AUTH_JWT_SECRET, else with the development secret in DATA_DIR (created if missing).`;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      tenant: { type: 'string' },
+      scope: { type: 'string', default: ALL_SCOPES },
+      ttl: { type: 'string', default: '3600' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (!values.tenant) throw new UsageError('--tenant is required');
   const ttl = Number(values.ttl);
-  if (!Number.isInteger(ttl) || ttl <= 0) throw new ConfigError('--ttl must be a positive number of seconds');
+  if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl must be a positive number of seconds');
   const token = await signServiceToken(loadConfig(), {
     tenant: values.tenant,
     scope: values.scope,
@@ -28,7 +42,7 @@ try {
     createSecret: true,
   });
   process.stdout.write(`${token}\n`);
-} catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
+  return 0;
 }
+
+await runCommand('token', USAGE, main);
