@@ -38,7 +38,10 @@ export class ClientError extends Error {
 export interface ClientOptions {
   baseUrl: string;
   token: string;
-  /** The waits before each retry of a 5xx or network failure; its length is the number of retries. */
+  /**
+   * The waits before each retry of a 5xx or network failure (default `DEFAULT_BACKOFF_MS`); its length
+   * is the number of retries.
+   */
   backoffMs?: readonly number[];
   /** The first and the longest wait between two status polls of a running batch. */
   pollMs?: { first: number; max: number };
@@ -56,7 +59,11 @@ export interface IngestionClient {
   errorRecords(batchId: string): AsyncGenerator<ItemErrorRecord[]>;
 }
 
-const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 4000];
+/**
+ * The waits before each retry of a 5xx or a network failure: about a minute in all, so a service that
+ * restarts or fails over (a deployment, a database switch) does not end a run of hours.
+ */
+export const DEFAULT_BACKOFF_MS: readonly number[] = [500, 1000, 2000, 4000, 8000, 15_000, 30_000];
 const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
 const SUBMIT_TIMEOUT_MS = 120_000;
 const READ_TIMEOUT_MS = 30_000;

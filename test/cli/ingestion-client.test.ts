@@ -5,7 +5,12 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ErrorLine } from '../../src/client/errors-file.ts';
 import { ingestFile } from '../../src/client/ingest-runner.ts';
-import { ClientError, createIngestionClient, retryAfterMs } from '../../src/client/ingestion-client.ts';
+import {
+  ClientError,
+  createIngestionClient,
+  DEFAULT_BACKOFF_MS,
+  retryAfterMs,
+} from '../../src/client/ingestion-client.ts';
 import { createProgress } from '../../src/client/progress.ts';
 import {
   accepted,
@@ -76,6 +81,14 @@ void describe('ingestion client retries', () => {
     });
     assert.equal(refusing.requests.length, 1);
     await refusing.close();
+  });
+
+  void test('by default a 5xx or network failure is retried for about a minute before the run stops', () => {
+    assert.deepEqual(DEFAULT_BACKOFF_MS, [500, 1000, 2000, 4000, 8000, 15_000, 30_000]);
+    assert.equal(
+      DEFAULT_BACKOFF_MS.reduce((sum, ms) => sum + ms, 0),
+      60_500,
+    );
   });
 
   void test('a network failure is retried, then reported with its cause', async () => {
