@@ -1,4 +1,4 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Stats, WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
 
@@ -14,20 +14,29 @@ export interface ErrorLine {
   errors: Array<{ field: string; code: string; message: string }>;
 }
 
-/** The JSONL file of failed items; it is removed at close when nothing failed, so a stale one never misleads. */
+/**
+ * The JSONL file of failed items. A regular file is removed at close when nothing failed, so a stale one
+ * never misleads; anything else it may name (`/dev/stderr`, a FIFO, a device) is only written to.
+ */
 export class ErrorsFile {
   #lines = 0;
 
   private constructor(
     readonly path: string,
     private readonly stream: WriteStream,
+    /** What was opened, to tell at close whether `path` is still that regular file. */
+    private readonly opened: Stats,
   ) {}
 
   /** Opens (and truncates) `path`; fails now rather than after the upload when it cannot be written. */
   static async open(path: string): Promise<ErrorsFile> {
-    const stream = createWriteStream(path, { flags: 'w' });
-    await once(stream, 'open');
-    return new ErrorsFile(path, stream);
+    const handle = await fs.open(path, 'w');
+    try {
+      return new ErrorsFile(path, handle.createWriteStream(), await handle.stat());
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
   }
 
   /** Lines written so far. */
@@ -41,10 +50,20 @@ export class ErrorsFile {
     if (!this.stream.write(`${JSON.stringify(line)}\n`)) await once(this.stream, 'drain');
   }
 
-  /** Flushes and closes; deletes the file if it holds no line. */
+  /**
+   * Flushes and closes; when no line was written, removes the file if `path` still names the regular
+   * file that was opened. A symbolic link is left alone too: removing it would not remove the file.
+   */
   async close(): Promise<void> {
     this.stream.end();
     await once(this.stream, 'close');
-    if (this.#lines === 0) await fs.rm(this.path, { force: true });
+    if (this.#lines > 0 || !this.opened.isFile()) return;
+    try {
+      const now = await fs.lstat(this.path);
+      if (now.isFile() && now.dev === this.opened.dev && now.ino === this.opened.ino) await fs.rm(this.path);
+    } catch {
+      // Every item was accounted for; an empty file left behind misleads no one, so a removal that
+      // fails (the file gone already, a read-only folder) must not turn the run into a failure.
+    }
   }
 }

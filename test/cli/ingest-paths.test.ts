@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
+import { product } from '../helpers/catalog-fixtures.ts';
+
+const run = promisify(execFile);
+
+void describe('npm run ingest: the input and the errors file', () => {
+  let service: CliService;
+  /** A fresh tenant and the options that mint its token. */
+  const tenantOptions = () => {
+    const tenant = `cli-${randomUUID()}`;
+    return {
+      tenant,
+      args: ['--url', service.url, '--tenant', tenant],
+      env: { AUTH_JWT_SECRET: service.secret },
+    };
+  };
+  /** A JSONL file of `count` valid items in the scratch folder. */
+  const validFile = async (name: string, count = 2) => {
+    const file = path.join(service.dir, name);
+    await fs.writeFile(file, Array.from({ length: count }, () => `${JSON.stringify(product())}\n`).join(''));
+    return file;
+  };
+
+  before(async () => {
+    service = await startCliService();
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  void test('--errors naming standard error (a link to /proc/self/fd/2, like /dev/stderr): left alone, exit 0', async () => {
+    const { args, env } = tenantOptions();
+    const file = await validFile('clean.jsonl');
+    // A link of our own, so that no version of the client can remove the system's /dev/stderr.
+    const stderrLink = path.join(service.dir, 'stderr');
+    await fs.symlink('/proc/self/fd/2', stderrLink);
+    // Node gives a child a socket for stderr, which /proc/self/fd/2 cannot open; a shell pipe is what
+    // a terminal user has (`… 2>&1 | tee log`).
+    const script = '{ "$0" --import tsx src/cli/ingest-file.ts "$@" 2>&1; echo "exit $?"; } | cat';
+    const { stdout } = await run(
+      'sh',
+      ['-c', script, process.execPath, file, '--errors', stderrLink, '--quiet', ...args],
+      {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        env: { PATH: process.env.PATH, ...env },
+      },
+    );
+    assert.match(stdout, /^2 items: 2 upserted, 0 failed, \d+\.\d s\nexit 0\n$/);
+    assert.equal(await fs.readlink(stderrLink), '/proc/self/fd/2');
+  });
+
+  void test('--errors naming a character device, or a symlink to one, leaves both in place on a clean run', async () => {
+    const { args, env } = tenantOptions();
+    const file = await validFile('clean-device.jsonl');
+    // A null device of our own (major 1, minor 3), so the real /dev/null is never at stake.
+    const device = path.join(service.dir, 'null-device');
+    const link = path.join(service.dir, 'null-link');
+    await run('mknod', [device, 'c', '1', '3']);
+    await fs.symlink(device, link);
+
+    for (const errorsPath of [device, link]) {
+      const result = await ingest([file, '--errors', errorsPath, '--quiet', ...args], env);
+      assert.equal(result.code, 0, result.stderr);
+    }
+    assert.equal((await fs.stat(device)).isCharacterDevice(), true);
+    assert.equal((await fs.lstat(link)).isSymbolicLink(), true);
+    assert.equal(await fs.readlink(link), device);
+  });
+});
