@@ -1,13 +1,12 @@
-import fs from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { signServiceToken } from '../auth/sign-token.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { createIngestionClient } from '../client/ingestion-client.ts';
 import { ingestFile, type IngestOutcome } from '../client/ingest-runner.ts';
-import { formatOf } from '../client/json-stream.ts';
 import { createProgress } from '../client/progress.ts';
 import { runCommand, UsageError } from './command.ts';
+import { checkIngestPaths } from './ingest-paths.ts';
 
 /**
  * `npm run ingest -- FILE [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
@@ -87,14 +86,12 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const [file, ...extra] = positionals;
-  if (file === undefined || extra.length > 0) throw new UsageError('give exactly one file');
-  const format = formatOf(file, values.format);
+  const [input, ...extra] = positionals;
+  if (input === undefined || extra.length > 0) throw new UsageError('give exactly one file');
   const batchSize = integerOption('batch-size', values['batch-size'], 1, 1000);
   const concurrency = integerOption('concurrency', values.concurrency, 1, 16);
   if (!/^https?:\/\/[^/]/.test(values.url)) throw new UsageError('--url must be an http(s) URL');
-  if (!(await fs.stat(file).catch(() => undefined))?.isFile()) throw new UsageError(`no such file: ${file}`);
-  const errorsPath = values.errors ?? `${file}.errors.jsonl`;
+  const { file, format, errorsPath } = await checkIngestPaths(input, values);
   const token = await tokenFrom(values);
 
   const progress = createProgress(process.stderr, { quiet: values.quiet, startedAt: performance.now() });

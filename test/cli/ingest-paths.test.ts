@@ -35,6 +35,27 @@ void describe('npm run ingest: the input and the errors file', () => {
     await service.stop();
   });
 
+  void test('--errors naming the input, by its path, a hard link or a symlink, is refused before anything is sent', async () => {
+    const { tenant, args, env } = tenantOptions();
+    const file = await validFile('precious.jsonl');
+    const before = await fs.readFile(file, 'utf8');
+    const hardLink = path.join(service.dir, 'precious-hard.jsonl');
+    const symlink = path.join(service.dir, 'precious-sym.jsonl');
+    await fs.link(file, hardLink);
+    await fs.symlink(file, symlink);
+
+    for (const errorsPath of [file, hardLink, symlink]) {
+      const result = await ingest([file, '--errors', errorsPath, ...args], env);
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr.split('\n')[0],
+        `ingest: --errors ${errorsPath} is the input ${file}: it would be overwritten with the failures`,
+      );
+    }
+    assert.equal(await fs.readFile(file, 'utf8'), before);
+    assert.equal((await service.allProducts(tenant)).length, 0);
+  });
+
   void test('--errors naming standard error (a link to /proc/self/fd/2, like /dev/stderr): left alone, exit 0', async () => {
     const { args, env } = tenantOptions();
     const file = await validFile('clean.jsonl');
