@@ -9,18 +9,21 @@ import { runCommand, UsageError } from './command.ts';
 import { checkIngestPaths } from './ingest-paths.ts';
 
 /**
- * `npm run ingest -- FILE [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
+ * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
  * [--batch-size N] [--concurrency N] [--quiet]` ingests a JSON or JSONL file of any size (docs/cli.md).
  * Exit code: 0 every item upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable,
  * token refused).
  */
 
 const USAGE = `usage: npm run ingest -- <file> [options]
+  <file>                 a JSON or JSONL file, a pipe, or - for standard input
   --url <url>            the service (default http://127.0.0.1:3000)
   --token <jwt>          bearer token (default: env INGEST_TOKEN)
   --tenant <tenant>      mint a token for this tenant with the service's secret, like npm run token
-  --errors <path>        where failed items are written (default <file>.errors.jsonl)
+  --errors <path>        where failed items are written (default <file>.errors.jsonl;
+                         required when <file> is not a regular file)
   --format json|jsonl    default: jsonl for .jsonl/.ndjson, else json
+                         (required when <file> is not a regular file)
   --batch-size <n>       items per batch, 1–1000 (default 1000)
   --concurrency <n>      batches in flight, 1–16 (default 2)
   --quiet                no progress, only the summary`;

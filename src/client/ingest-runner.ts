@@ -1,11 +1,12 @@
 import { batchesOf, describePositions, type Batch, type WellFormedItem } from './batches.ts';
 import { ErrorsFile } from './errors-file.ts';
 import type { IngestionClient } from './ingestion-client.ts';
-import { readItems, type FileFormat } from './json-stream.ts';
+import { inputName, readItems, type FileFormat } from './json-stream.ts';
 import type { Counts, Progress } from './progress.ts';
 
 /** One run of the command-line client: which file, where its errors go, and how to send it. */
 export interface IngestRun {
+  /** A path, or `-` for standard input. */
   file: string;
   format: FileFormat;
   errorsPath: string;
@@ -86,7 +87,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       return next.value;
     } catch (error) {
       readFailed = true;
-      fatal ??= `cannot read ${run.file}: ${message(error)}`;
+      fatal ??= `cannot read ${inputName(run.file)}: ${message(error)}`;
       return undefined;
     }
   };

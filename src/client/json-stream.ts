@@ -11,6 +11,9 @@ export type SourceItem =
   | { position: number; line: number; text: string; malformed?: undefined }
   | { position: number; line: number; text?: undefined; malformed: string };
 
+/** The file name that means standard input, as in most command-line tools. */
+export const STDIN = '-';
+
 const JSONL_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
 const READ_CHUNK_BYTES = 256 * 1024;
 const OUTER_WHITESPACE = /^[ \t\r\n\uFEFF]+|[ \t\r\n]+$/g;
@@ -23,6 +26,17 @@ export function formatOf(file: string, explicit?: string): FileFormat {
   return JSONL_EXTENSIONS.has(path.extname(file).toLowerCase()) ? 'jsonl' : 'json';
 }
 
+/** `file` as messages name it. */
+export function inputName(file: string): string {
+  return file === STDIN ? 'standard input' : file;
+}
+
+/** A text stream of `file`: standard input for `-`, else the path opened (a FIFO or device as well). */
+function openInput(file: string): NodeJS.ReadableStream & { destroy(): void } {
+  if (file === STDIN) return process.stdin.setEncoding('utf8');
+  return createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
+}
+
 /** Why `text` is not one JSON value, or undefined when it is. */
 function jsonDefect(text: string): string | undefined {
   try {
@@ -33,9 +47,9 @@ function jsonDefect(text: string): string | undefined {
   }
 }
 
-/** The items of a JSONL file, one per non-blank line; a line that is not JSON is yielded as malformed. */
+/** The items of a JSONL file (`-`: standard input), one per non-blank line; a line that is not JSON is yielded as malformed. */
 export async function* readJsonLines(file: string): AsyncGenerator<SourceItem> {
-  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
+  const input = openInput(file);
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   let position = 0;
   let line = 0;
@@ -60,7 +74,7 @@ export async function* readJsonLines(file: string): AsyncGenerator<SourceItem> {
  * unbalanced bracket, text after the array) throws `JsonStreamError`, since nothing after it can be read.
  */
 export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
-  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
+  const input = openInput(file);
   let position = 0;
   try {
     for await (const { text, line } of splitJsonArray(input as AsyncIterable<string>)) {
@@ -73,7 +87,7 @@ export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
   }
 }
 
-/** The items of `file` in `format`. */
+/** The items of `file` (`-`: standard input) in `format`. */
 export function readItems(file: string, format: FileFormat): AsyncGenerator<SourceItem> {
   return format === 'jsonl' ? readJsonLines(file) : readJsonArray(file);
 }

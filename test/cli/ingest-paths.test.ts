@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
+import { ingest, readErrorLines, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 
 const run = promisify(execFile);
@@ -33,6 +34,69 @@ void describe('npm run ingest: the input and the errors file', () => {
   });
   after(async () => {
     await service.stop();
+  });
+
+  void test('- reads JSON Lines from standard input, with --format and --errors', async () => {
+    const { tenant, args, env } = tenantOptions();
+    const errorsPath = path.join(service.dir, 'stdin.errors.jsonl');
+    const bad = product({ style: 'modern' });
+    const body = [product(), bad, product()].map((item) => JSON.stringify(item)).join('\n');
+
+    const result = await ingest(
+      ['-', '--format', 'jsonl', '--errors', errorsPath, '--quiet', ...args],
+      env,
+      body,
+    );
+
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(
+      result.stderr,
+      new RegExp(`^3 items: 2 upserted, 1 failed \\(errors in ${errorsPath}\\), \\d+\\.\\d s\\n$`),
+    );
+    const [line, ...rest] = await readErrorLines(errorsPath);
+    assert.deepEqual(rest, []);
+    assert.deepEqual([line!.position, line!.index, line!.external_id], [1, 1, bad.external_id]);
+    assert.equal((await service.allProducts(tenant)).length, 2);
+  });
+
+  void test('a FIFO is read like a file, given --format and --errors', async () => {
+    const { tenant, args, env } = tenantOptions();
+    const fifo = path.join(service.dir, 'items.fifo');
+    await run('mkfifo', [fifo]);
+    const items = [product(), product(), product()];
+    const errorsPath = path.join(service.dir, 'fifo.errors.jsonl');
+
+    const writing = fs.writeFile(fifo, JSON.stringify(items));
+    const result = await ingest([fifo, '--format', 'json', '--errors', errorsPath, '--quiet', ...args], env);
+    // Had the client not opened the FIFO, the writer would wait for a reader for ever: be one.
+    const reader = await fs.open(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    await writing;
+    await reader.close();
+
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /^3 items: 3 upserted, 0 failed, \d+\.\d s\n$/);
+    await assert.rejects(fs.stat(errorsPath), { code: 'ENOENT' });
+    assert.equal((await service.allProducts(tenant)).length, 3);
+  });
+
+  void test('input that is not a regular file needs --format and --errors; a directory is refused', async () => {
+    const { args, env } = tenantOptions();
+    const firstLine = async (runArgs: string[]) => {
+      const result = await ingest([...runArgs, ...args], env);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /\nusage: npm run ingest -- <file> \[options\]\n/);
+      return result.stderr.split('\n')[0];
+    };
+    assert.equal(await firstLine(['-']), 'ingest: reading standard input needs --format json|jsonl');
+    assert.equal(
+      await firstLine(['-', '--format', 'jsonl']),
+      'ingest: reading standard input needs --errors <path>',
+    );
+    assert.equal(
+      await firstLine(['/dev/null', '--format', 'jsonl']),
+      'ingest: reading /dev/null, which is not a regular file, needs --errors <path>',
+    );
+    assert.equal(await firstLine([service.dir]), `ingest: ${service.dir} is a directory`);
   });
 
   void test('--errors naming the input, by its path, a hard link or a symlink, is refused before anything is sent', async () => {
