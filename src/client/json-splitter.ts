@@ -4,6 +4,8 @@ export class JsonStreamError extends Error {
     readonly reason: string,
     readonly line: number,
     readonly column: number,
+    /** The defect is what JSON Lines read as one JSON document runs into: a second value, a foreign key. */
+    readonly looksLikeJsonLines = false,
   ) {
     super(`${reason} at line ${line}, column ${column}`);
   }
@@ -164,7 +166,7 @@ export class JsonArraySplitter {
           this.#state = 'trailing';
           break;
         case 'trailing':
-          this.#fail(`unexpected ${shown(c)} after the array`);
+          this.#fail(`unexpected ${shown(c)} after the array`, c === OPEN_BRACE || c === OPEN_BRACKET);
           break;
       }
     }
@@ -197,13 +199,16 @@ export class JsonArraySplitter {
       this.#fail('malformed property name');
     }
     if (key !== 'items') {
-      this.#fail(`unexpected property ${JSON.stringify(key)}: the top-level object may only hold "items"`);
+      this.#fail(
+        `unexpected property ${JSON.stringify(key)}: the top-level object may only hold "items"`,
+        true,
+      );
     }
     this.#state = 'colon';
   }
 
-  #fail(reason: string): never {
-    throw new JsonStreamError(reason, this.#line, this.#column);
+  #fail(reason: string, looksLikeJsonLines = false): never {
+    throw new JsonStreamError(reason, this.#line, this.#column, looksLikeJsonLines);
   }
 }
 

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { splitJsonArray } from './json-splitter.ts';
+import { JsonStreamError, splitJsonArray } from './json-splitter.ts';
 
 /** How a file holds its items: one JSON document (an array, or `{"items": [...]}`), or a value per line. */
 export type FileFormat = 'json' | 'jsonl';
@@ -82,6 +82,9 @@ export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
       yield malformed === undefined ? { position, line, text } : { position, line, malformed };
       position++;
     }
+  } catch (error) {
+    if (!(error instanceof JsonStreamError && error.looksLikeJsonLines)) throw error;
+    throw new Error(`${error.message} (if the file is JSON Lines, pass --format jsonl)`, { cause: error });
   } finally {
     input.destroy();
   }

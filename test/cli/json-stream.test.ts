@@ -234,6 +234,36 @@ void describe('file readers', () => {
     );
     assert.deepEqual(seen, ['1', '2']);
   });
+
+  void test('JSON Lines read as JSON: the error says to pass --format jsonl', async () => {
+    const file = path.join(dir, 'lines.json');
+    const hint = ' (if the file is JSON Lines, pass --format jsonl)';
+    const failure = async (content: string) => {
+      await fs.writeFile(file, content);
+      let message: string | undefined;
+      await assert.rejects(
+        async () => {
+          for await (const _ of readJsonArray(file));
+        },
+        (error: Error) => {
+          message = error.message;
+          return true;
+        },
+      );
+      return message;
+    };
+    assert.equal(
+      await failure('{"external_id": "a", "name": "x"}\n{"external_id": "b"}\n'),
+      `unexpected property "external_id": the top-level object may only hold "items" at line 1, column 14${hint}`,
+    );
+    assert.equal(await failure('[1, 2]\n[3]\n'), `unexpected "[" after the array at line 2, column 1${hint}`);
+    assert.equal(
+      await failure('{"items": [1]}\n{"items": [2]}\n'),
+      `unexpected "{" after the array at line 2, column 1${hint}`,
+    );
+    // Other defects are not what JSON Lines looks like: no hint.
+    assert.equal(await failure('[1, 2] x'), 'unexpected "x" after the array at line 1, column 8');
+  });
 });
 
 void describe('batching', () => {
