@@ -61,7 +61,7 @@ async function tokenFrom(values: { token?: string; tenant?: string }): Promise<s
 function summary(outcome: IngestOutcome, errorsPath: string): string {
   const failures = outcome.errorLines > 0 ? ` (errors in ${errorsPath})` : '';
   const time = `${outcome.seconds.toFixed(1)} s`;
-  if (outcome.fatal !== undefined) {
+  if (outcome.stopped !== undefined) {
     return (
       `stopped: ${outcome.read} items read, ${outcome.submitted} submitted, ${outcome.upserted} upserted, ` +
       `${outcome.failed} failed${failures}, ${time}`
@@ -104,9 +104,9 @@ async function main(): Promise<number> {
     onRetry: (reason, ms) => progress.retrying(reason, ms),
   });
   const outcome = await ingestFile({ file, format, errorsPath, batchSize, concurrency, client, progress });
-  if (outcome.fatal !== undefined) process.stderr.write(`ingest: ${outcome.fatal}\n`);
+  if (outcome.stopped !== undefined) process.stderr.write(`ingest: ${outcome.stopped}\n`);
   process.stderr.write(`${summary(outcome, errorsPath)}\n`);
-  if (outcome.fatal !== undefined) return 1;
+  if (outcome.stopped !== undefined) return 1;
   return outcome.failed > 0 ? 2 : 0;
 }
 

@@ -1,8 +1,9 @@
-import { batchesOf, describePositions, type Batch, type WellFormedItem } from './batches.ts';
+import { batchesOf, type Batch, type WellFormedItem } from './batches.ts';
 import { ErrorsFile } from './errors-file.ts';
 import type { IngestionClient } from './ingestion-client.ts';
 import { inputName, readItems, type FileFormat } from './json-stream.ts';
 import type { Counts, Progress } from './progress.ts';
+import { describeUndone, type UnknownOutcome } from './run-report.ts';
 
 /** One run of the command-line client: which file, where its errors go, and how to send it. */
 export interface IngestRun {
@@ -23,8 +24,11 @@ export interface IngestOutcome extends Counts {
   /** Lines in the errors file (0: the file was removed). */
   errorLines: number;
   seconds: number;
-  /** Set when the run stopped before the end of the file, with the positions not submitted. */
-  fatal: string | undefined;
+  /**
+   * Set when the run stopped before the end of the file: every reason, the accepted batches whose
+   * outcome is unknown and the positions not submitted (`describeUndone`).
+   */
+  stopped: string | undefined;
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -39,12 +43,20 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   const startedAt = performance.now();
   const counts: Counts = { read: 0, submitted: 0, upserted: 0, failed: 0 };
   const errors = await ErrorsFile.open(run.errorsPath);
-  let fatal: string | undefined;
+  /** Aborted by the first error: no batch is read or submitted after it. */
+  const stop = new AbortController();
+  const reasons = new Set<string>();
+  const unknown: UnknownOutcome[] = [];
+  const unsubmitted: number[] = [];
   let readAll = false;
   let readFailed = false;
   /** The first position after the last batch handed to a worker. */
   let batchedUpTo = 0;
-  const unsubmitted: number[] = [];
+
+  const fail = (error: unknown) => {
+    reasons.add(message(error));
+    stop.abort();
+  };
 
   /** The well-formed items; a malformed one is counted as failed and written to the errors file here. */
   async function* wellFormed(): AsyncGenerator<WellFormedItem> {
@@ -87,7 +99,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       return next.value;
     } catch (error) {
       readFailed = true;
-      fatal ??= `cannot read ${inputName(run.file)}: ${message(error)}`;
+      fail(`cannot read ${inputName(run.file)}: ${message(error)}`);
       return undefined;
     }
   };
@@ -126,10 +138,10 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   };
 
   const work = async () => {
-    while (fatal === undefined) {
+    while (!stop.signal.aborted) {
       const batch = await nextBatch();
       if (!batch) return;
-      if (fatal !== undefined) {
+      if (stop.signal.aborted) {
         // Another batch failed while this one was being cut: it is not sent either.
         unsubmitted.push(...batch.positions);
         return;
@@ -139,7 +151,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
         batchId = (await run.client.submit(batch.body)).batch_id;
       } catch (error) {
         unsubmitted.push(...batch.positions);
-        fatal ??= message(error);
+        fail(error);
         return;
       }
       release();
@@ -149,9 +161,9 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       try {
         await finish(batch, batchId);
       } catch (error) {
-        fatal ??=
-          `batch ${batchId} (positions ${describePositions(batch.positions)}) was accepted, ` +
-          `but its outcome could not be read: ${message(error)}`;
+        // The other batches in flight are still followed to their end; this one is reported.
+        unknown.push({ batchId, positions: batch.positions });
+        fail(error);
         return;
       }
     }
@@ -165,16 +177,20 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     run.progress.clear();
   }
 
-  if (fatal !== undefined && !(readAll && unsubmitted.length === 0)) {
-    unsubmitted.sort((a, b) => a - b);
-    const parts = unsubmitted.length > 0 ? [`positions ${describePositions(unsubmitted)}`] : [];
-    if (!readAll) parts.push(`every item from position ${batchedUpTo} on`);
-    fatal += counts.submitted === 0 ? '\nNo item was submitted.' : `\nNot submitted: ${parts.join(' and ')}.`;
-  }
+  const stopped =
+    reasons.size === 0
+      ? undefined
+      : describeUndone({
+          reasons: [...reasons],
+          unknown,
+          unsubmitted,
+          unbatchedFrom: readAll ? undefined : batchedUpTo,
+          submittedAny: counts.submitted > 0,
+        });
   return {
     ...counts,
     errorLines: errors.lines,
     seconds: (performance.now() - startedAt) / 1000,
-    fatal,
+    stopped,
   };
 }

@@ -1,25 +1,12 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { ErrorLine } from '../../src/client/errors-file.ts';
-import { ingestFile } from '../../src/client/ingest-runner.ts';
+import { describe, test } from 'node:test';
 import {
   ClientError,
   createIngestionClient,
   DEFAULT_BACKOFF_MS,
   retryAfterMs,
 } from '../../src/client/ingestion-client.ts';
-import { createProgress } from '../../src/client/progress.ts';
-import {
-  accepted,
-  fakeService,
-  noErrors,
-  problem,
-  record,
-  type Answer,
-} from '../helpers/fake-ingestion-service.ts';
+import { accepted, fakeService, problem, type Answer } from '../helpers/fake-ingestion-service.ts';
 
 void describe('ingestion client retries', () => {
   void test('Retry-After is read as seconds or a date', () => {
@@ -98,87 +85,5 @@ void describe('ingestion client retries', () => {
     await assert.rejects(client.submit('{"items":[1]}'), {
       message: `cannot reach ${gone.url}: ECONNREFUSED (gave up after 2 attempts)`,
     });
-  });
-});
-
-void describe('a run against a service that fails part way', () => {
-  let dir: string;
-  before(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-client-'));
-  });
-  after(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
-
-  void test('maps error records to file positions, then stops and names the positions not submitted', async () => {
-    const file = path.join(dir, 'items.jsonl');
-    // Positions 0–8; position 1 is not JSON, so batch 1 holds positions 0, 2 and batch 2 holds 3, 4.
-    await fs.writeFile(
-      file,
-      ['{"n":0}', '{oops', '{"n":2}', '{"n":3}', '{"n":4}', '5', '6', '7', '8'].join('\n'),
-    );
-    let posts = 0;
-    const service = await fakeService(({ method, url }) => {
-      if (method === 'POST') return ++posts <= 2 ? accepted(`b-${posts}`, 2) : problem(503, 'down');
-      if (url === '/products/ingestions/b-1') return record('b-1', 2, 0);
-      if (url === '/products/ingestions/b-2') return record('b-2', 0, 2);
-      if (url.startsWith('/products/ingestions/b-1/errors')) return noErrors;
-      const page = (index: number, cursor: string | null) => ({
-        status: 200,
-        body: {
-          data: [
-            {
-              index,
-              external_id: null,
-              sku: null,
-              errors: [{ field: '', code: 'invalid_type', message: 'm' }],
-            },
-          ],
-          next_cursor: cursor,
-        },
-      });
-      return url.includes('cursor=c1') ? page(1, null) : page(0, 'c1');
-    });
-    const errorsPath = path.join(dir, 'items.errors.jsonl');
-    const outcome = await ingestFile({
-      file,
-      format: 'jsonl',
-      errorsPath,
-      batchSize: 2,
-      concurrency: 1,
-      client: createIngestionClient({ baseUrl: service.url, token: 'tok', backoffMs: [1] }),
-      progress: createProgress(process.stderr, { quiet: true, startedAt: 0 }),
-    });
-    await service.close();
-
-    assert.equal(
-      outcome.fatal,
-      'POST /products/ingestions answered 503: down (gave up after 2 attempts)\nNot submitted: positions 5–6 and every item from position 7 on.',
-    );
-    assert.deepEqual(
-      {
-        read: outcome.read,
-        submitted: outcome.submitted,
-        upserted: outcome.upserted,
-        failed: outcome.failed,
-      },
-      { read: 7, submitted: 4, upserted: 2, failed: 3 },
-    );
-    const lines = (await fs.readFile(errorsPath, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as ErrorLine);
-    assert.deepEqual(
-      lines.map((l) => [l.position, l.line, l.batch_id, l.index, l.errors[0]!.code]),
-      [
-        [1, 2, null, null, 'malformed_json'],
-        [3, undefined, 'b-2', 0, 'invalid_type'],
-        [4, undefined, 'b-2', 1, 'invalid_type'],
-      ],
-    );
-    assert.deepEqual(
-      service.requests.filter((r) => r.method === 'POST').map((r) => r.body),
-      ['{"items":[{"n":0},{"n":2}]}', '{"items":[{"n":3},{"n":4}]}', '{"items":[5,6]}', '{"items":[5,6]}'],
-    );
   });
 });

@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { ErrorLine } from '../../src/client/errors-file.ts';
+import { ingestFile, type IngestOutcome, type IngestRun } from '../../src/client/ingest-runner.ts';
+import { createIngestionClient } from '../../src/client/ingestion-client.ts';
+import { createProgress } from '../../src/client/progress.ts';
+import {
+  accepted,
+  fakeService,
+  noErrors,
+  problem,
+  record,
+  type Handler,
+  type ReceivedRequest,
+} from '../helpers/fake-ingestion-service.ts';
+import { readErrorLines } from '../helpers/ingest-cli.ts';
+
+/** What a run against the stand-in service did. */
+interface RunResult {
+  outcome: IngestOutcome;
+  totals: { read: number; submitted: number; upserted: number; failed: number };
+  /** The lines of the errors file, none when it was removed. */
+  errorLines: ErrorLine[];
+  posts: string[];
+  requests: ReceivedRequest[];
+}
+
+void describe('a run against a service that fails part way', () => {
+  let dir: string;
+  before(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-runner-'));
+  });
+  after(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  /** Runs a JSONL file of `lines` against a stand-in service answering as `handler` says. */
+  async function runAgainst(
+    handler: Handler,
+    lines: string[],
+    options: Partial<Pick<IngestRun, 'batchSize' | 'concurrency'>> = {},
+  ): Promise<RunResult> {
+    const file = path.join(dir, `${Math.random().toString(36).slice(2)}.jsonl`);
+    await fs.writeFile(file, lines.join('\n'));
+    const errorsPath = `${file}.errors.jsonl`;
+    const service = await fakeService(handler);
+    try {
+      const outcome = await ingestFile({
+        file,
+        format: 'jsonl',
+        errorsPath,
+        batchSize: 2,
+        concurrency: 1,
+        client: createIngestionClient({ baseUrl: service.url, token: 'tok', backoffMs: [1] }),
+        progress: createProgress(process.stderr, { quiet: true, startedAt: 0 }),
+        ...options,
+      });
+      const { read, submitted, upserted, failed } = outcome;
+      return {
+        outcome,
+        totals: { read, submitted, upserted, failed },
+        errorLines: outcome.errorLines > 0 ? await readErrorLines(errorsPath) : [],
+        posts: service.requests.filter((r) => r.method === 'POST').map((r) => r.body),
+        requests: service.requests,
+      };
+    } finally {
+      await service.close();
+    }
+  }
+
+  void test('maps error records to file positions, then stops and names the positions not submitted', async () => {
+    let posts = 0;
+    const page = (index: number, cursor: string | null) => ({
+      status: 200,
+      body: {
+        data: [
+          {
+            index,
+            external_id: null,
+            sku: null,
+            errors: [{ field: '', code: 'invalid_type', message: 'm' }],
+          },
+        ],
+        next_cursor: cursor,
+      },
+    });
+    // Positions 0–8; position 1 is not JSON, so batch 1 holds positions 0, 2 and batch 2 holds 3, 4.
+    const result = await runAgainst(
+      ({ method, url }) => {
+        if (method === 'POST') return ++posts <= 2 ? accepted(`b-${posts}`, 2) : problem(503, 'down');
+        if (url === '/products/ingestions/b-1') return record('b-1', 2, 0);
+        if (url === '/products/ingestions/b-2') return record('b-2', 0, 2);
+        if (url.startsWith('/products/ingestions/b-1/errors')) return noErrors;
+        return url.includes('cursor=c1') ? page(1, null) : page(0, 'c1');
+      },
+      ['{"n":0}', '{oops', '{"n":2}', '{"n":3}', '{"n":4}', '5', '6', '7', '8'],
+    );
+
+    assert.equal(
+      result.outcome.stopped,
+      'POST /products/ingestions answered 503: down (gave up after 2 attempts)\nNot submitted: positions 5–6 and every item from position 7 on.',
+    );
+    assert.deepEqual(result.totals, { read: 7, submitted: 4, upserted: 2, failed: 3 });
+    assert.deepEqual(
+      result.errorLines.map((l) => [l.position, l.line, l.batch_id, l.index, l.errors[0]!.code]),
+      [
+        [1, 2, null, null, 'malformed_json'],
+        [3, undefined, 'b-2', 0, 'invalid_type'],
+        [4, undefined, 'b-2', 1, 'invalid_type'],
+      ],
+    );
+    assert.deepEqual(result.posts, [
+      '{"items":[{"n":0},{"n":2}]}',
+      '{"items":[{"n":3},{"n":4}]}',
+      '{"items":[5,6]}',
+      '{"items":[5,6]}',
+    ]);
+  });
+
+  void test('when the service dies, every reason and every accepted batch of unknown outcome is named', async () => {
+    let posts = 0;
+    let secondBatchRefused = () => {};
+    const refused = new Promise<void>((resolve) => (secondBatchRefused = resolve));
+    const result = await runAgainst(
+      async ({ method }) => {
+        if (method === 'POST') {
+          if (++posts === 1) return accepted('b-1', 2);
+          if (posts === 3) secondBatchRefused(); // its last attempt
+          return problem(503, 'down');
+        }
+        // Batch 1's status cannot be read either, once batch 2 has failed for good.
+        await refused;
+        return problem(500, 'gone');
+      },
+      ['{"n":0}', '{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}', '{"n":5}'],
+      { concurrency: 2 },
+    );
+
+    const lines = result.outcome.stopped!.split('\n');
+    // The two failures happen in either order.
+    assert.deepEqual(lines.slice(0, 2).sort(), [
+      'GET /products/ingestions/b-1 answered 500: gone (gave up after 2 attempts)',
+      'POST /products/ingestions answered 503: down (gave up after 2 attempts)',
+    ]);
+    assert.deepEqual(lines.slice(2), [
+      'Accepted, outcome unknown: batch b-1 (positions 0–1).',
+      'Not submitted: positions 2–3 and every item from position 4 on.',
+    ]);
+    assert.deepEqual(result.totals, { read: 4, submitted: 2, upserted: 0, failed: 0 });
+    assert.deepEqual(result.errorLines, []);
+  });
+});
