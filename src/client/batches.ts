@@ -4,13 +4,21 @@ export interface WellFormedItem {
   text: string;
 }
 
-/** A batch ready to send: the file positions of its items, in order, and the envelope's JSON text. */
-export interface Batch {
+/** Items to send together: their file positions, in order, and their JSON text, as in the file. */
+export interface Items {
+  positions: number[];
+  texts: string[];
+}
+
+/** A batch ready to send: its items, and where it was cut. */
+export interface Batch extends Items {
   /** 1-based order in which batches were cut from the file. */
   seq: number;
-  positions: number[];
-  /** `{"items":[…]}` built from the items' own text, so numbers go out exactly as written. */
-  body: string;
+}
+
+/** The envelope `{"items":[…]}` of `texts`, built from the items' own text, so numbers go out exactly as written. */
+export function envelope(texts: readonly string[]): string {
+  return `{"items":[${texts.join(',')}]}`;
 }
 
 /**
@@ -29,7 +37,7 @@ export async function* batchesOf(
   let positions: number[] = [];
   let bytes = 0;
   const cut = (): Batch => {
-    const batch = { seq: ++seq, positions, body: `{"items":[${texts.join(',')}]}` };
+    const batch = { seq: ++seq, positions, texts };
     texts = [];
     positions = [];
     bytes = 0;

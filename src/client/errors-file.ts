@@ -1,6 +1,7 @@
 import type { Stats, WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
+import type { FieldError } from './problem-answer.ts';
 
 /** One line of the errors file: a failed item, where it is in the input and in its batch, and why. */
 export interface ErrorLine {
@@ -11,7 +12,25 @@ export interface ErrorLine {
   index: number | null;
   external_id: string | null;
   sku: string | null;
-  errors: Array<{ field: string; code: string; message: string }>;
+  errors: FieldError[];
+}
+
+/**
+ * The codes of the errors the client reports itself, for items the service never took in a batch; the
+ * service's own codes are CONTRACT §5's.
+ */
+export const CLIENT_ERROR_CODES = {
+  /** The item is not valid JSON on its own; it was never sent. */
+  malformedJson: 'malformed_json',
+  /** The service answered 413 to the item sent alone. */
+  payloadTooLarge: 'payload_too_large',
+  /** The service answered 400 to the item sent alone, without naming a field. */
+  invalidBody: 'invalid_body',
+} as const;
+
+/** The line of an item that is in no batch: never sent, or refused on its own. */
+export function unbatchedLine(position: number, errors: FieldError[], line?: number): ErrorLine {
+  return { position, line, batch_id: null, index: null, external_id: null, sku: null, errors };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { batchesOf, type Batch, type WellFormedItem } from './batches.ts';
-import { ErrorsFile } from './errors-file.ts';
+import { submitInParts } from './batch-submission.ts';
+import { CLIENT_ERROR_CODES, ErrorsFile, unbatchedLine } from './errors-file.ts';
 import type { IngestionClient } from './ingestion-client.ts';
 import { inputName, readItems, type FileFormat } from './json-stream.ts';
 import type { Counts, Progress } from './progress.ts';
@@ -35,9 +36,10 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 
 /**
  * Streams the file into batches and keeps `concurrency` of them in flight: each is submitted (the
- * client retries 429s, 5xx and network failures), polled until terminal, and its error records are
- * appended to the errors file with the items' file positions. A batch stays in flight until its
- * errors are written, so the service's backlog, and the memory here, stay at a few batches.
+ * client retries 429s, 5xx and network failures; a batch refused as a whole is sent again in halves),
+ * polled until terminal, and its error records are appended to the errors file with the items' file
+ * positions. A batch stays in flight until its errors are written, so the service's backlog, and the
+ * memory here, stay at a few batches.
  */
 export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   const startedAt = performance.now();
@@ -68,21 +70,14 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
         continue;
       }
       counts.failed++;
-      await errors.write({
-        position: item.position,
-        line: item.line,
-        batch_id: null,
-        index: null,
-        external_id: null,
-        sku: null,
-        errors: [
-          {
-            field: '',
-            code: 'malformed_json',
-            message: `The item at line ${item.line} is not valid JSON: ${item.malformed}`,
-          },
-        ],
-      });
+      const why = `The item at line ${item.line} is not valid JSON: ${item.malformed}`;
+      await errors.write(
+        unbatchedLine(
+          item.position,
+          [{ field: '', code: CLIENT_ERROR_CODES.malformedJson, message: why }],
+          item.line,
+        ),
+      );
     }
   }
   const batches = batchesOf(wellFormed(), { size: run.batchSize });
@@ -104,12 +99,13 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     }
   };
 
-  const finish = async (batch: Batch, batchId: string) => {
+  /** Follows an accepted part until terminal and writes its errors, with the items' file positions. */
+  const follow = async (seq: number, positions: readonly number[], batchId: string) => {
     const final = await run.client.waitUntilTerminal(batchId);
     for await (const page of run.client.errorRecords(batchId)) {
       for (const record of page) {
         await errors.write({
-          position: batch.positions[record.index] ?? -1,
+          position: positions[record.index] ?? -1,
           batch_id: batchId,
           index: record.index,
           external_id: record.external_id,
@@ -120,7 +116,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     }
     counts.upserted += final.upserted;
     counts.failed += final.failed;
-    run.progress.batchDone(counts, { seq: batch.seq, id: batchId, status: final.status });
+    run.progress.batchDone(counts, { seq, id: batchId, status: final.status });
   };
 
   // The others start once one batch is accepted, so a refused token or an unreachable service is
@@ -141,30 +137,30 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     while (!stop.signal.aborted) {
       const batch = await nextBatch();
       if (!batch) return;
-      if (stop.signal.aborted) {
-        // Another batch failed while this one was being cut: it is not sent either.
-        unsubmitted.push(...batch.positions);
-        return;
-      }
-      let batchId: string;
-      try {
-        batchId = (await run.client.submit(batch.body)).batch_id;
-      } catch (error) {
-        unsubmitted.push(...batch.positions);
-        fail(error);
-        return;
-      }
-      release();
-      batch.body = ''; // the text is on the service now; keep only the positions
-      counts.submitted += batch.positions.length;
-      run.progress.update(counts);
-      try {
-        await finish(batch, batchId);
-      } catch (error) {
-        // The other batches in flight are still followed to their end; this one is reported.
-        unknown.push({ batchId, positions: batch.positions });
-        fail(error);
-        return;
+      for await (const part of submitInParts(run.client, batch, stop.signal)) {
+        switch (part.kind) {
+          case 'accepted':
+            release();
+            counts.submitted += part.positions.length;
+            run.progress.update(counts);
+            try {
+              await follow(batch.seq, part.positions, part.batchId);
+            } catch (error) {
+              // The other batches in flight are still followed to their end; this one is reported.
+              unknown.push({ batchId: part.batchId, positions: part.positions });
+              fail(error);
+            }
+            break;
+          case 'refused':
+            counts.failed++;
+            await errors.write(unbatchedLine(part.position, part.errors));
+            run.progress.update(counts);
+            break;
+          case 'unsent':
+            unsubmitted.push(...part.positions);
+            if (part.error !== undefined) fail(part.error);
+            break;
+        }
       }
     }
   };

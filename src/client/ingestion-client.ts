@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describeFieldErrors, readProblem, type FieldError, type ProblemAnswer } from './problem-answer.ts';
 
 // The client speaks to the service over HTTP only and is written against CONTRACT alone: it imports
 // nothing from the service's code, so it can be lifted out and run against any deployment.
@@ -21,7 +22,7 @@ export interface ItemErrorRecord {
   index: number;
   external_id: string | null;
   sku: string | null;
-  errors: Array<{ field: string; code: string; message: string }>;
+  errors: FieldError[];
 }
 
 /** A refusal that waiting will not cure (401, 403, 4xx), or a 5xx / network failure after every retry. */
@@ -29,6 +30,8 @@ export class ClientError extends Error {
   constructor(
     message: string,
     readonly status: number | undefined,
+    /** What the service's last answer said, when it answered. */
+    readonly problem?: ProblemAnswer,
   ) {
     super(message);
   }
@@ -77,19 +80,6 @@ export function retryAfterMs(header: string | null, now = Date.now()): number {
   return Number.isNaN(date) ? 1000 : Math.max(0, date - now);
 }
 
-/** The most useful sentence of an error answer: a problem's `detail` or `title`, or the body's start. */
-async function explain(response: Response): Promise<string> {
-  const text = await response.text().catch(() => '');
-  try {
-    const problem = JSON.parse(text) as { detail?: unknown; title?: unknown; message?: unknown };
-    const said = problem.detail ?? problem.title ?? problem.message;
-    if (typeof said === 'string' && said !== '') return said;
-  } catch {
-    // Not JSON: show the start of the text instead.
-  }
-  return text.slice(0, 200) || response.statusText;
-}
-
 /** Why fetch failed, in a few words (`ECONNREFUSED`, a timeout). */
 function networkReason(error: unknown): string {
   if (error instanceof Error && error.name === 'TimeoutError') return 'no answer in time';
@@ -121,6 +111,7 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
     for (let failures = 0; ;) {
       let reason: string;
       let status: number | undefined;
+      let problem: ProblemAnswer | undefined;
       try {
         const response = await fetch(base + path, {
           method,
@@ -130,7 +121,8 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
         });
         if (response.ok) return (await response.json()) as T;
         status = response.status;
-        const detail = await explain(response);
+        problem = await readProblem(response);
+        const { detail, errors } = problem;
         if (status === 429) {
           const wait = retryAfterMs(response.headers.get('retry-after'));
           onRetry(`${method} ${path} answered 429 (${detail})`, wait);
@@ -138,16 +130,21 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
           continue;
         }
         if (status === 401 || status === 403) {
-          throw new ClientError(`the service refused the token: ${status} ${detail}`, status);
+          throw new ClientError(`the service refused the token: ${status} ${detail}`, status, problem);
         }
-        if (status < 500) throw new ClientError(`${method} ${path} answered ${status}: ${detail}`, status);
         reason = `${method} ${path} answered ${status}: ${detail}`;
+        if (status < 500) {
+          const listed = errors ? `\n${describeFieldErrors(errors)}` : '';
+          throw new ClientError(`${reason}${listed}`, status, problem);
+        }
       } catch (error) {
         if (error instanceof ClientError) throw error;
         reason = `cannot reach ${base}: ${networkReason(error)}`;
       }
       const wait = backoff[failures++];
-      if (wait === undefined) throw new ClientError(`${reason} (gave up after ${failures} attempts)`, status);
+      if (wait === undefined) {
+        throw new ClientError(`${reason} (gave up after ${failures} attempts)`, status, problem);
+      }
       onRetry(reason, wait);
       await sleep(wait);
     }

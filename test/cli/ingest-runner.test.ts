@@ -13,8 +13,8 @@ import {
   noErrors,
   problem,
   record,
+  type Answer,
   type Handler,
-  type ReceivedRequest,
 } from '../helpers/fake-ingestion-service.ts';
 import { readErrorLines } from '../helpers/ingest-cli.ts';
 
@@ -25,7 +25,6 @@ interface RunResult {
   /** The lines of the errors file, none when it was removed. */
   errorLines: ErrorLine[];
   posts: string[];
-  requests: ReceivedRequest[];
 }
 
 void describe('a run against a service that fails part way', () => {
@@ -37,16 +36,22 @@ void describe('a run against a service that fails part way', () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  /** Runs a JSONL file of `lines` against a stand-in service answering as `handler` says. */
+  /**
+   * Runs a JSONL file of `lines` against a stand-in service answering as `handler` says, except for the
+   * submissions `refuse` answers.
+   */
   async function runAgainst(
     handler: Handler,
     lines: string[],
     options: Partial<Pick<IngestRun, 'batchSize' | 'concurrency'>> = {},
+    refuse: (body: string) => Answer | undefined = () => undefined,
   ): Promise<RunResult> {
     const file = path.join(dir, `${Math.random().toString(36).slice(2)}.jsonl`);
     await fs.writeFile(file, lines.join('\n'));
     const errorsPath = `${file}.errors.jsonl`;
-    const service = await fakeService(handler);
+    const service = await fakeService((request) =>
+      request.method === 'POST' ? (refuse(request.body) ?? handler(request)) : handler(request),
+    );
     try {
       const outcome = await ingestFile({
         file,
@@ -64,7 +69,6 @@ void describe('a run against a service that fails part way', () => {
         totals: { read, submitted, upserted, failed },
         errorLines: outcome.errorLines > 0 ? await readErrorLines(errorsPath) : [],
         posts: service.requests.filter((r) => r.method === 'POST').map((r) => r.body),
-        requests: service.requests,
       };
     } finally {
       await service.close();
@@ -151,5 +155,107 @@ void describe('a run against a service that fails part way', () => {
     ]);
     assert.deepEqual(result.totals, { read: 4, submitted: 2, upserted: 0, failed: 0 });
     assert.deepEqual(result.errorLines, []);
+  });
+
+  void test('a batch refused as a whole (400, 413) is halved down to the items refused alone, which are errors', async () => {
+    let batches = 0;
+    const deep = [
+      { field: 'items', code: 'out_of_range', message: 'JSON nesting is deeper than 64 levels.' },
+    ];
+    const result = await runAgainst(
+      ({ method, url }) => {
+        if (method === 'GET') return url.includes('/errors') ? noErrors : record(url.split('/')[3]!, 1, 0);
+        return { status: 202, body: { batch_id: `b-${++batches}`, received_count: 1 } };
+      },
+      ['{"n":0}', '{"n":1,"huge":1}', '{"n":2}', '{"n":3,"deep":1}', '{"n":4}'],
+      { batchSize: 5 },
+      // Refusals by content: whatever holds "deep" is a 400 with errors[], whatever holds "huge" a 413.
+      (body) =>
+        body.includes('deep')
+          ? problem(400, 'see errors', deep)
+          : body.includes('huge')
+            ? problem(413, 'Too large.')
+            : undefined,
+    );
+
+    assert.deepEqual(result.posts, [
+      '{"items":[{"n":0},{"n":1,"huge":1},{"n":2},{"n":3,"deep":1},{"n":4}]}',
+      '{"items":[{"n":0},{"n":1,"huge":1},{"n":2}]}',
+      '{"items":[{"n":0},{"n":1,"huge":1}]}',
+      '{"items":[{"n":0}]}',
+      '{"items":[{"n":1,"huge":1}]}',
+      '{"items":[{"n":2}]}',
+      '{"items":[{"n":3,"deep":1},{"n":4}]}',
+      '{"items":[{"n":3,"deep":1}]}',
+      '{"items":[{"n":4}]}',
+    ]);
+    assert.equal(result.outcome.stopped, undefined);
+    assert.deepEqual(result.totals, { read: 5, submitted: 3, upserted: 3, failed: 2 });
+    const alone = { batch_id: null, index: null, external_id: null, sku: null };
+    assert.deepEqual(result.errorLines, [
+      {
+        position: 1,
+        ...alone,
+        errors: [
+          {
+            field: '',
+            code: 'payload_too_large',
+            message: 'The item alone is larger than the service accepts: 413 Too large.',
+          },
+        ],
+      },
+      { position: 3, ...alone, errors: deep },
+    ]);
+  });
+
+  void test('a 400 without errors[] for an item alone is invalid_body; another 4xx stops the run and shows errors[]', async () => {
+    const refusedAlone = await runAgainst(
+      ({ method, url }) => {
+        if (method === 'GET') return url.includes('/errors') ? noErrors : record('b-1', 1, 0);
+        return accepted('b-1', 1);
+      },
+      ['{"odd":1}', '{"n":1}'],
+      {},
+      (body) => (body.includes('odd') ? problem(400, 'The request body is not valid JSON.') : undefined),
+    );
+    assert.deepEqual(
+      refusedAlone.errorLines.map((l) => [l.position, l.errors]),
+      [
+        [
+          0,
+          [
+            {
+              field: '',
+              code: 'invalid_body',
+              message:
+                'The service refused the item as a request body: 400 The request body is not valid JSON.',
+            },
+          ],
+        ],
+      ],
+    );
+    assert.deepEqual(refusedAlone.totals, { read: 2, submitted: 1, upserted: 1, failed: 1 });
+
+    const errors = ['a', 'b', 'c', 'd'].map((field) => ({
+      field,
+      code: 'invalid_value',
+      message: `${field} is wrong.`,
+    }));
+    const stopped = await runAgainst(
+      () => problem(422, 'Unprocessable.', errors),
+      ['{"n":0}', '{"n":1}', '{"n":2}'],
+    );
+    assert.equal(
+      stopped.outcome.stopped,
+      [
+        'POST /products/ingestions answered 422: Unprocessable.',
+        '  a: invalid_value: a is wrong.',
+        '  b: invalid_value: b is wrong.',
+        '  c: invalid_value: c is wrong.',
+        '  … and 1 more',
+        'No item was submitted.',
+      ].join('\n'),
+    );
+    assert.equal(stopped.posts.length, 1);
   });
 });

@@ -3,7 +3,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { batchesOf, describePositions } from '../../src/client/batches.ts';
 import { JsonArraySplitter, JsonStreamError } from '../../src/client/json-splitter.ts';
 import { formatOf, readJsonArray, readJsonLines } from '../../src/client/json-stream.ts';
 
@@ -263,38 +262,5 @@ void describe('file readers', () => {
     );
     // Other defects are not what JSON Lines looks like: no hint.
     assert.equal(await failure('[1, 2] x'), 'unexpected "x" after the array at line 1, column 8');
-  });
-});
-
-void describe('batching', () => {
-  async function* itemsOf(texts: string[]) {
-    for (const [position, text] of texts.entries()) yield { position: position * 2, text };
-  }
-  const collect = async (texts: string[], size: number, maxBytes?: number) => {
-    const out = [];
-    for await (const batch of batchesOf(itemsOf(texts), { size, maxBytes })) out.push(batch);
-    return out;
-  };
-
-  void test('cuts at the size and keeps the items’ text and positions', async () => {
-    assert.deepEqual(await collect(['1', '{"a":1.10}', '"x"'], 2), [
-      { seq: 1, positions: [0, 2], body: '{"items":[1,{"a":1.10}]}' },
-      { seq: 2, positions: [4], body: '{"items":["x"]}' },
-    ]);
-    assert.deepEqual(await collect([], 2), []);
-  });
-
-  void test('cuts early at the byte limit; an item over it goes alone', async () => {
-    const batches = await collect(['"aaaa"', '"bb"', '"cccccccccc"', '1'], 10, 12);
-    assert.deepEqual(
-      batches.map((b) => b.body),
-      ['{"items":["aaaa","bb"]}', '{"items":["cccccccccc"]}', '{"items":[1]}'],
-    );
-  });
-
-  void test('positions read as ranges', () => {
-    assert.equal(describePositions([0, 1, 2, 5, 7, 8]), '0–2, 5, 7–8');
-    assert.equal(describePositions([1, 3, 5], 2), '1, 3, …');
-    assert.equal(describePositions([]), '');
   });
 });

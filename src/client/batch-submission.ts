@@ -1,0 +1,81 @@
+import { envelope, type Items } from './batches.ts';
+import { CLIENT_ERROR_CODES } from './errors-file.ts';
+import { ClientError, type IngestionClient } from './ingestion-client.ts';
+import type { FieldError } from './problem-answer.ts';
+
+/** What became of the items of a batch, part by part, in file order. */
+export type PartOutcome =
+  /** The service accepted these items as the batch `batchId`. */
+  | { kind: 'accepted'; positions: number[]; batchId: string }
+  /** The service refused this item even on its own; `errors` say why. */
+  | { kind: 'refused'; position: number; errors: FieldError[] }
+  /** These items were not submitted: `error` stopped it, or, when undefined, the run was stopping. */
+  | { kind: 'unsent'; positions: number[]; error: unknown };
+
+/** Whether the service refused the body as a whole, so that a smaller body may pass (400, 413). */
+const refusedAsWhole = (error: unknown): error is ClientError =>
+  error instanceof ClientError && (error.status === 400 || error.status === 413);
+
+/** Why a lone item was refused: the problem's `errors[]`, else one error with the client's code. */
+function refusal(error: ClientError): FieldError[] {
+  if (error.problem?.errors) return error.problem.errors;
+  const detail = error.problem?.detail ?? error.message;
+  return error.status === 413
+    ? [
+        {
+          field: '',
+          code: CLIENT_ERROR_CODES.payloadTooLarge,
+          message: `The item alone is larger than the service accepts: 413 ${detail}`,
+        },
+      ]
+    : [
+        {
+          field: '',
+          code: CLIENT_ERROR_CODES.invalidBody,
+          message: `The service refused the item as a request body: 400 ${detail}`,
+        },
+      ];
+}
+
+/**
+ * Submits `items` as one batch. When the service refuses the body as a whole (400: one item nests
+ * too deep; 413: too large), the items are split in halves and each half sent again, down to single
+ * items, so that one bad item costs itself only. Yields each part's outcome as soon as it is known, so
+ * the caller can follow an accepted part while the rest waits; once `stop` is aborted, or a submission
+ * fails otherwise, the parts not yet sent come out as one `unsent` and nothing more is sent.
+ */
+export async function* submitInParts(
+  client: IngestionClient,
+  items: Items,
+  stop: AbortSignal,
+): AsyncGenerator<PartOutcome> {
+  // The parts still to send, the next one last, so that they go out in file order.
+  const pending: Items[] = [items];
+  const unsent = (): number[] => pending.reverse().flatMap((part) => part.positions);
+  for (let part = pending.pop(); part !== undefined; part = pending.pop()) {
+    if (stop.aborted) {
+      pending.push(part);
+      yield { kind: 'unsent', positions: unsent(), error: undefined };
+      return;
+    }
+    try {
+      const { batch_id } = await client.submit(envelope(part.texts));
+      yield { kind: 'accepted', positions: part.positions, batchId: batch_id };
+    } catch (error) {
+      if (!refusedAsWhole(error)) {
+        pending.push(part);
+        yield { kind: 'unsent', positions: unsent(), error };
+        return;
+      }
+      if (part.texts.length === 1) {
+        yield { kind: 'refused', position: part.positions[0]!, errors: refusal(error) };
+        continue;
+      }
+      const half = Math.ceil(part.texts.length / 2);
+      pending.push(
+        { positions: part.positions.slice(half), texts: part.texts.slice(half) },
+        { positions: part.positions.slice(0, half), texts: part.texts.slice(0, half) },
+      );
+    }
+  }
+}
