@@ -7,12 +7,13 @@ import { ingestFile, type IngestOutcome } from '../client/ingest-runner.ts';
 import { createProgress } from '../client/progress.ts';
 import { runCommand, UsageError } from './command.ts';
 import { checkIngestPaths } from './ingest-paths.ts';
+import { onInterrupt } from './interrupts.ts';
 
 /**
  * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
  * [--batch-size N] [--concurrency N] [--quiet]` ingests a JSON or JSONL file of any size (docs/cli.md).
  * Exit code: 0 every item upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable,
- * token refused).
+ * token refused), 130 interrupted (SIGINT, SIGTERM).
  */
 
 const USAGE = `usage: npm run ingest -- <file> [options]
@@ -27,6 +28,12 @@ const USAGE = `usage: npm run ingest -- <file> [options]
   --batch-size <n>       items per batch, 1–1000 (default 1000)
   --concurrency <n>      batches in flight, 1–16 (default 2)
   --quiet                no progress, only the summary`;
+
+/** The shell's code for a command ended by Ctrl-C (128 + SIGINT), also used after SIGTERM. */
+const EXIT_INTERRUPTED = 130;
+
+const FINISHING =
+  'interrupted: finishing the batches already accepted and writing their errors (Ctrl-C again stops at once)';
 
 /** Lifetime of a token minted with --tenant: long enough for a very large file. */
 const MINTED_TOKEN_TTL_SECONDS = 24 * 3600;
@@ -103,9 +110,28 @@ async function main(): Promise<number> {
     token,
     onRetry: (reason, ms) => progress.retrying(reason, ms),
   });
-  const outcome = await ingestFile({ file, format, errorsPath, batchSize, concurrency, client, progress });
+  const interruption = new AbortController();
+  const removeHandlers = onInterrupt({
+    first: () => {
+      progress.clear();
+      process.stderr.write(`ingest: ${FINISHING}\n`);
+      interruption.abort();
+    },
+    second: () => process.exit(EXIT_INTERRUPTED),
+  });
+  const outcome = await ingestFile({
+    file,
+    format,
+    errorsPath,
+    batchSize,
+    concurrency,
+    client,
+    progress,
+    signal: interruption.signal,
+  }).finally(removeHandlers);
   if (outcome.stopped !== undefined) process.stderr.write(`ingest: ${outcome.stopped}\n`);
   process.stderr.write(`${summary(outcome, errorsPath)}\n`);
+  if (outcome.interrupted) return EXIT_INTERRUPTED;
   if (outcome.stopped !== undefined) return 1;
   return outcome.failed > 0 ? 2 : 0;
 }

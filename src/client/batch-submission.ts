@@ -41,8 +41,9 @@ function refusal(error: ClientError): FieldError[] {
  * Submits `items` as one batch. When the service refuses the body as a whole (400: one item nests
  * too deep; 413: too large), the items are split in halves and each half sent again, down to single
  * items, so that one bad item costs itself only. Yields each part's outcome as soon as it is known, so
- * the caller can follow an accepted part while the rest waits; once `stop` is aborted, or a submission
- * fails otherwise, the parts not yet sent come out as one `unsent` and nothing more is sent.
+ * the caller can follow an accepted part while the rest waits; once `stop` is aborted (which also cuts
+ * short a submission's wait before its next attempt), or a submission fails otherwise, the parts not
+ * yet sent come out as one `unsent` and nothing more is sent.
  */
 export async function* submitInParts(
   client: IngestionClient,
@@ -59,12 +60,13 @@ export async function* submitInParts(
       return;
     }
     try {
-      const { batch_id } = await client.submit(envelope(part.texts));
+      const { batch_id } = await client.submit(envelope(part.texts), { signal: stop });
       yield { kind: 'accepted', positions: part.positions, batchId: batch_id };
     } catch (error) {
       if (!refusedAsWhole(error)) {
         pending.push(part);
-        yield { kind: 'unsent', positions: unsent(), error };
+        // Once the run is stopping, a submission cut short (or failing meanwhile) adds no reason.
+        yield { kind: 'unsent', positions: unsent(), error: stop.aborted ? undefined : error };
         return;
       }
       if (part.texts.length === 1) {

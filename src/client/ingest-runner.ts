@@ -18,6 +18,11 @@ export interface IngestRun {
   concurrency: number;
   client: IngestionClient;
   progress: Progress;
+  /**
+   * Aborted to stop early (Ctrl-C): no batch is read or submitted after it, the accepted ones are
+   * followed to their end and their errors written, and the outcome says what was not submitted.
+   */
+  signal?: AbortSignal;
 }
 
 /** How a run ended: the totals, and why it stopped early when it did. */
@@ -30,6 +35,8 @@ export interface IngestOutcome extends Counts {
    * outcome is unknown and the positions not submitted (`describeUndone`).
    */
   stopped: string | undefined;
+  /** Whether `signal` stopped the run. */
+  interrupted: boolean;
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -45,8 +52,15 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   const startedAt = performance.now();
   const counts: Counts = { read: 0, submitted: 0, upserted: 0, failed: 0 };
   const errors = await ErrorsFile.open(run.errorsPath);
-  /** Aborted by the first error: no batch is read or submitted after it. */
+  /** Aborted by the first error or by `run.signal`: no batch is read or submitted after it. */
   const stop = new AbortController();
+  let interrupted = false;
+  const interrupt = () => {
+    interrupted = true;
+    stop.abort();
+  };
+  if (run.signal?.aborted) interrupt();
+  run.signal?.addEventListener('abort', interrupt, { once: true });
   const reasons = new Set<string>();
   const unknown: UnknownOutcome[] = [];
   const unsubmitted: number[] = [];
@@ -168,16 +182,17 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   try {
     await Promise.all(Array.from({ length: run.concurrency }, (_, n) => worker(n)));
   } finally {
+    run.signal?.removeEventListener('abort', interrupt);
     await batches.return(undefined);
     await errors.close();
     run.progress.clear();
   }
 
   const stopped =
-    reasons.size === 0
+    reasons.size === 0 && !interrupted
       ? undefined
       : describeUndone({
-          reasons: [...reasons],
+          reasons: interrupted ? ['interrupted', ...reasons] : [...reasons],
           unknown,
           unsubmitted,
           unbatchedFrom: readAll ? undefined : batchedUpTo,
@@ -188,5 +203,6 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     errorLines: errors.lines,
     seconds: (performance.now() - startedAt) / 1000,
     stopped,
+    interrupted,
   };
 }

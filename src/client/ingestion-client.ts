@@ -54,8 +54,15 @@ export interface ClientOptions {
 
 /** The ingestion API (operations 1–3) over HTTP, with retries. */
 export interface IngestionClient {
-  /** Submits an envelope `{"items": [...]}` given as JSON text; resolves on the 202. */
-  submit(bodyJson: string): Promise<{ batch_id: string; received_count: number }>;
+  /**
+   * Submits an envelope `{"items": [...]}` given as JSON text; resolves on the 202. `signal` ends the
+   * waits between attempts (the promise rejects with an AbortError), never a request in flight: a
+   * batch the service may be accepting right then must not be lost from sight.
+   */
+  submit(
+    bodyJson: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ batch_id: string; received_count: number }>;
   /** Polls a batch until its state is terminal; resolves with that final record. */
   waitUntilTerminal(batchId: string): Promise<BatchStatusRecord>;
   /** Every error record of a batch, page by page (limit 500), following the cursors to the end. */
@@ -101,7 +108,12 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
    * One request: a 429 waits as long as `Retry-After` says and tries again (the service asked for it),
    * a 5xx or network failure is retried after each wait of `backoff`, anything else is final.
    */
-  async function call<T>(method: 'GET' | 'POST', path: string, body?: string): Promise<T> {
+  async function call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: string,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${options.token}`,
       accept: 'application/json',
@@ -126,7 +138,7 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
         if (status === 429) {
           const wait = retryAfterMs(response.headers.get('retry-after'));
           onRetry(`${method} ${path} answered 429 (${detail})`, wait);
-          await sleep(wait);
+          await sleep(wait, undefined, { signal });
           continue;
         }
         if (status === 401 || status === 403) {
@@ -138,7 +150,8 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
           throw new ClientError(`${reason}${listed}`, status, problem);
         }
       } catch (error) {
-        if (error instanceof ClientError) throw error;
+        // A refusal is final, and so is a wait for a 429 cut short by `signal`.
+        if (error instanceof ClientError || signal?.aborted) throw error;
         reason = `cannot reach ${base}: ${networkReason(error)}`;
       }
       const wait = backoff[failures++];
@@ -146,12 +159,12 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
         throw new ClientError(`${reason} (gave up after ${failures} attempts)`, status, problem);
       }
       onRetry(reason, wait);
-      await sleep(wait);
+      await sleep(wait, undefined, { signal });
     }
   }
 
   return {
-    submit: (bodyJson) => call('POST', '/products/ingestions', bodyJson),
+    submit: (bodyJson, { signal } = {}) => call('POST', '/products/ingestions', bodyJson, signal),
 
     async waitUntilTerminal(batchId) {
       for (let wait = poll.first; ; wait = Math.min(poll.max, wait * 2)) {

@@ -43,8 +43,9 @@ void describe('a run against a service that fails part way', () => {
   async function runAgainst(
     handler: Handler,
     lines: string[],
-    options: Partial<Pick<IngestRun, 'batchSize' | 'concurrency'>> = {},
+    options: Partial<Pick<IngestRun, 'batchSize' | 'concurrency' | 'signal'>> = {},
     refuse: (body: string) => Answer | undefined = () => undefined,
+    backoffMs = [1],
   ): Promise<RunResult> {
     const file = path.join(dir, `${Math.random().toString(36).slice(2)}.jsonl`);
     await fs.writeFile(file, lines.join('\n'));
@@ -59,7 +60,7 @@ void describe('a run against a service that fails part way', () => {
         errorsPath,
         batchSize: 2,
         concurrency: 1,
-        client: createIngestionClient({ baseUrl: service.url, token: 'tok', backoffMs: [1] }),
+        client: createIngestionClient({ baseUrl: service.url, token: 'tok', backoffMs }),
         progress: createProgress(process.stderr, { quiet: true, startedAt: 0 }),
         ...options,
       });
@@ -258,4 +259,34 @@ void describe('a run against a service that fails part way', () => {
     );
     assert.equal(stopped.posts.length, 1);
   });
+
+  void test(
+    'an abort cuts short a submission waiting to retry; the accepted batch is followed, the rest named',
+    { timeout: 10_000 },
+    async () => {
+      const interruption = new AbortController();
+      let posts = 0;
+      const result = await runAgainst(
+        ({ method, url }) => {
+          if (method === 'GET') return url.includes('/errors') ? noErrors : record('b-1', 2, 0);
+          if (++posts === 1) return accepted('b-1', 2);
+          // Batch 2 meets an outage; the user presses Ctrl-C while the client waits a minute to retry.
+          setImmediate(() => interruption.abort());
+          return problem(503, 'down');
+        },
+        ['{"n":0}', '{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}', '{"n":5}'],
+        { signal: interruption.signal },
+        undefined,
+        [60_000],
+      );
+
+      assert.equal(result.outcome.interrupted, true);
+      assert.equal(
+        result.outcome.stopped,
+        'interrupted\nNot submitted: positions 2–3 and every item from position 4 on.',
+      );
+      assert.deepEqual(result.totals, { read: 4, submitted: 2, upserted: 2, failed: 0 });
+      assert.equal(posts, 2);
+    },
+  );
 });
