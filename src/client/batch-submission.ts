@@ -43,7 +43,8 @@ function refusal(error: ClientError): FieldError[] {
  * items, so that one bad item costs itself only. Yields each part's outcome as soon as it is known, so
  * the caller can follow an accepted part while the rest waits; once `stop` is aborted (which also cuts
  * short a submission's wait before its next attempt), or a submission fails otherwise, the parts not
- * yet sent come out as one `unsent` and nothing more is sent.
+ * yet sent come out as one `unsent` and nothing more is sent. Each part's texts (`items.texts` too)
+ * are dropped once they are sent, so a batch being followed holds its positions only.
  */
 export async function* submitInParts(
   client: IngestionClient,
@@ -59,9 +60,10 @@ export async function* submitInParts(
       yield { kind: 'unsent', positions: unsent(), error: undefined };
       return;
     }
+    let outcome: PartOutcome | undefined;
     try {
       const { batch_id } = await client.submit(envelope(part.texts), { signal: stop });
-      yield { kind: 'accepted', positions: part.positions, batchId: batch_id };
+      outcome = { kind: 'accepted', positions: part.positions, batchId: batch_id };
     } catch (error) {
       if (!refusedAsWhole(error)) {
         pending.push(part);
@@ -70,14 +72,18 @@ export async function* submitInParts(
         return;
       }
       if (part.texts.length === 1) {
-        yield { kind: 'refused', position: part.positions[0]!, errors: refusal(error) };
-        continue;
+        outcome = { kind: 'refused', position: part.positions[0]!, errors: refusal(error) };
+      } else {
+        const half = Math.ceil(part.texts.length / 2);
+        pending.push(
+          { positions: part.positions.slice(half), texts: part.texts.slice(half) },
+          { positions: part.positions.slice(0, half), texts: part.texts.slice(0, half) },
+        );
       }
-      const half = Math.ceil(part.texts.length / 2);
-      pending.push(
-        { positions: part.positions.slice(half), texts: part.texts.slice(half) },
-        { positions: part.positions.slice(0, half), texts: part.texts.slice(0, half) },
-      );
     }
+    // Sent, or handed to its halves: while the caller follows the part, only positions are kept (in
+    // `items` too, which the caller holds until the whole batch is done).
+    part.texts = [];
+    if (outcome) yield outcome;
   }
 }
