@@ -84,6 +84,8 @@ export function analysisRoutes(deps: {
             400: AnalysisErrorBody,
             401: AnalysisErrorBody,
             403: AnalysisErrorBody,
+            413: AnalysisErrorBody,
+            415: AnalysisErrorBody,
             429: AnalysisErrorBody,
           },
         },

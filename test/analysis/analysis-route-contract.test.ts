@@ -179,7 +179,15 @@ void test('the route and its schemas appear in the OpenAPI document', async () =
     minItems: 1,
     maxItems: 10,
   });
-  assert.deepEqual(Object.keys(operation.responses).sort(), ['200', '400', '401', '403', '429']);
+  assert.deepEqual(Object.keys(operation.responses).sort(), [
+    '200',
+    '400',
+    '401',
+    '403',
+    '413',
+    '415',
+    '429',
+  ]);
   const success = operation.responses['200']!.content['application/json']!.schema;
   assert.deepEqual(Object.keys(success.properties!.images!.items!.properties!), [
     'isStageable',
