@@ -105,16 +105,29 @@ export async function findBatches(db: Queryable, keys: readonly BatchKey[]): Pro
   return found;
 }
 
-/** A tenant's batches, newest first, after the one with `beforeSeq` (exclusive). */
+/** Where a page of the batch list starts: after the batch submitted at `createdAt` with `batchId`. */
+export interface BatchListPosition {
+  createdAt: string;
+  batchId: string;
+}
+
+/** A tenant's batches, newest first (submission time, then id), after `before` (exclusive). */
 export async function listBatches(
   db: Queryable,
-  query: { tenantId: string; beforeSeq: number | null; limit: number; status: BatchStatus | null },
+  query: { tenantId: string; before: BatchListPosition | null; limit: number; status: BatchStatus | null },
 ): Promise<BatchRow[]> {
   const rows = await db.query<RawBatchRow>(
     `SELECT ${BATCH_COLUMNS} FROM batches
-     WHERE tenant_id = $1 AND ($2::bigint IS NULL OR seq < $2) AND ($3::text IS NULL OR status = $3)
-     ORDER BY seq DESC LIMIT $4`,
-    [query.tenantId, query.beforeSeq, query.status, query.limit],
+     WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
+       AND ($4::text IS NULL OR status = $4)
+     ORDER BY created_at DESC, id DESC LIMIT $5`,
+    [
+      query.tenantId,
+      query.before?.createdAt ?? null,
+      query.before?.batchId ?? null,
+      query.status,
+      query.limit,
+    ],
   );
   return rows.map(toBatchRow);
 }

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../db/database.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import { NotFoundError } from '../http/errors.ts';
-import { decodeCursor, encodeCursor } from '../http/cursor.ts';
+import { decodeCursor, encodeCursor, invalidCursor } from '../http/cursor.ts';
 import { TERMINAL_STATUSES, type BatchRecord, type BatchStatus } from './batch-status.ts';
 import { createBatchReader } from './batch-reader.ts';
 import {
@@ -11,6 +11,7 @@ import {
   listBatches,
   listItemErrors,
   toBatchRecord,
+  type BatchListPosition,
   type ItemErrorRow,
 } from './batch.repository.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';
@@ -111,14 +112,38 @@ export function createIngestionService(deps: {
 
     async listBatches(tenantId, { limit, cursor, status }) {
       const scope = 'batches';
-      const beforeSeq = cursor === undefined ? null : decodeCursor<number>(cursor, scope, 'number');
-      const rows = await listBatches(db, { tenantId, beforeSeq, limit: limit + 1, status: status ?? null });
+      const before =
+        cursor === undefined ? null : toListPosition(decodeCursor<string>(cursor, scope, 'string'));
+      const rows = await listBatches(db, { tenantId, before, limit: limit + 1, status: status ?? null });
       const data = rows.slice(0, limit);
       const last = data.at(-1);
       return {
         data: data.map(toBatchRecord),
-        next_cursor: rows.length > limit && last ? encodeCursor(scope, last.seq) : null,
+        next_cursor:
+          rows.length > limit && last ? encodeCursor(scope, `${last.created_at} ${last.batch_id}`) : null,
       };
     },
   };
+}
+
+const ISO_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The position a batch-list cursor holds: the last listed batch's `created_at` and id, both the
+ * tenant's own. (A global sequence number would tell a tenant how busy the others are.)
+ */
+function toListPosition(position: string): BatchListPosition {
+  const [createdAt = '', batchId = '', ...rest] = position.split(' ');
+  const time = Date.parse(createdAt);
+  if (
+    rest.length > 0 ||
+    !ISO_MILLISECONDS.test(createdAt) ||
+    !Number.isFinite(time) ||
+    new Date(time).toISOString() !== createdAt ||
+    !UUID.test(batchId)
+  ) {
+    throw invalidCursor();
+  }
+  return { createdAt, batchId };
 }

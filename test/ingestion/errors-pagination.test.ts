@@ -349,6 +349,62 @@ void describe('GET /products/ingestions (the tenant’s batches)', () => {
     );
   });
 
+  void test('a cursor holds only the tenant’s own last batch, not a count kept across tenants', async () => {
+    const token = await svc.token(svc.tenant('list-private'));
+    const otherToken = await svc.token(svc.tenant('list-private-other'));
+    const oldest = await ingest(svc, token, [product()]);
+    for (let n = 0; n < 3; n++) await ingest(svc, otherToken, [product()]);
+    const middle = await ingest(svc, token, [product()]);
+    await ingest(svc, token, [product()]);
+
+    const first = await getPage(token, '/products/ingestions?limit=2');
+    assert.equal(first.data[1]!.batch_id, middle.batchId);
+    // Opaque to clients, but what it holds is the point here: the last listed batch's own
+    // created_at and id. A number from a sequence all tenants share would tell this tenant how many
+    // batches the others submitted.
+    const decoded: unknown = JSON.parse(Buffer.from(first.next_cursor!, 'base64url').toString('utf8'));
+    assert.deepEqual(decoded, ['batches', `${middle.final.created_at} ${middle.batchId}`]);
+    const second = await getPage(token, `/products/ingestions?limit=2&cursor=${first.next_cursor!}`);
+    assert.deepEqual(
+      second.data.map((b) => b.batch_id),
+      [oldest.batchId],
+    );
+    assert.equal(second.next_cursor, null);
+  });
+
+  void test('a hand-made batch-list cursor that is not a position is 400 on cursor', async () => {
+    const token = await svc.token(svc.tenant('list-forged'));
+    const cursorOf = (position: unknown) =>
+      Buffer.from(JSON.stringify(['batches', position])).toString('base64url');
+    const id = '01937e4c-8a2b-7cde-8f01-23456789abcd';
+    for (const position of [
+      42,
+      '',
+      id,
+      `2026-11-26T09:00:00.000Z`,
+      `2026-11-26T09:00:00Z ${id}`,
+      `2026-02-30T09:00:00.000Z ${id}`,
+      `2026-11-26T09:00:00.000Z ${id.toUpperCase()}`,
+      `2026-11-26T09:00:00.000Z ${id} x`,
+      `2026-11-26T09:00:00.000Z  ${id}`,
+    ]) {
+      const body = assertProblem(
+        await svc.request({ method: 'GET', url: `/products/ingestions?cursor=${cursorOf(position)}`, token }),
+        { slug: 'validation-error', instance: '/products/ingestions', errors: 'any' },
+      );
+      assert.deepEqual(
+        fieldCodes(body.errors),
+        [{ field: 'cursor', code: 'invalid_value' }],
+        String(position),
+      );
+    }
+    const wellFormed = await getPage(
+      token,
+      `/products/ingestions?cursor=${cursorOf(`2026-11-26T09:00:00.000Z ${id}`)}`,
+    );
+    assert.deepEqual(wellFormed, { data: [], next_cursor: null });
+  });
+
   void test('a bad status, limit, cursor or unknown parameter is 400 naming it', async () => {
     const token = await svc.token(svc.tenant('list-bad'));
     const cases: Array<[string, string]> = [
