@@ -32,3 +32,25 @@ export function variant(overrides: Record<string, unknown> = {}): Record<string,
     ...overrides,
   };
 }
+
+/** An item that fails validation with exactly one error: `required` on `name`. */
+export function withoutName(): Record<string, unknown> {
+  const { name: _name, ...rest } = product();
+  return rest;
+}
+
+/** A valid item whose only variant reuses `sku`, which another product owns: `sku_conflict`. */
+export const thief = (sku: string) => product({ variants: [variant({ sku })] });
+
+/** The sku of an item's first variant. */
+export const skuOf = (item: Record<string, unknown>) =>
+  (item.variants as Array<Record<string, unknown>>)[0]!.sku as string;
+
+/** Error records reduced to what the contract fixes: index, keys, and each error's field and code. */
+export const errorShapes = (records: Array<Record<string, unknown>>) =>
+  records.map((record) => ({
+    index: record.index,
+    external_id: record.external_id,
+    sku: record.sku,
+    errors: (record.errors as Array<Record<string, unknown>>).map(({ field, code }) => ({ field, code })),
+  }));

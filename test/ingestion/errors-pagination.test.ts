@@ -363,7 +363,7 @@ void describe('GET /products/ingestions (the tenant’s batches)', () => {
     // created_at and id. A number from a sequence all tenants share would tell this tenant how many
     // batches the others submitted.
     const decoded: unknown = JSON.parse(Buffer.from(first.next_cursor!, 'base64url').toString('utf8'));
-    assert.deepEqual(decoded, ['batches', `${middle.final.created_at} ${middle.batchId}`]);
+    assert.deepEqual(decoded, ['batches', `${String(middle.final.created_at)} ${middle.batchId}`]);
     const second = await getPage(token, `/products/ingestions?limit=2&cursor=${first.next_cursor!}`);
     assert.deepEqual(
       second.data.map((b) => b.batch_id),
