@@ -19,17 +19,17 @@ import {
   type CryptoKey,
   type JWTPayload,
 } from 'jose';
-import { ALL_SCOPES, startTestService, type TestService } from './helpers/test-service.ts';
-import { product, variant } from './helpers/catalog-fixtures.ts';
-import { assertNothingStored, assertProblem, fieldCodes, ingest } from './helpers/api-assertions.ts';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { loadVerificationKeys } from '../src/auth/keys.ts';
-import { createTokenVerifier } from '../src/auth/verify-token.ts';
-import { ForbiddenError, UnauthorizedError } from '../src/http/errors.ts';
+import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
+import { product, variant } from '../helpers/catalog-fixtures.ts';
+import { assertNothingStored, assertProblem, fieldCodes, ingest } from '../helpers/api-assertions.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { loadVerificationKeys } from '../../src/auth/keys.ts';
+import { createTokenVerifier } from '../../src/auth/verify-token.ts';
+import { ForbiddenError, UnauthorizedError } from '../../src/http/errors.ts';
 
 /** Bearer authentication, tenants and scopes (CONTRACT §3) on every protected endpoint. */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
 const ISSUER = 'https://issuer.test/';
