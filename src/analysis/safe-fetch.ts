@@ -281,9 +281,32 @@ function toFetchFailure(error: unknown, timeout: AbortSignal, timeoutMs: number)
       `Timed out after ${timeoutMs / 1000} s connecting to the image server`,
     );
   }
-  const reason = typeof code === 'string' ? code : (error as Error).message;
-  return new FetchFailure('network', `Could not download the image: ${reason}`);
+  return new FetchFailure('network', `Could not download the image: ${networkReason(code)}`);
 }
+
+/**
+ * A network error in words a person can act on. Never the error's own message: Node's messages name the
+ * address the host resolved to (`connect ECONNREFUSED 10.1.2.3:443`), which is none of the caller's
+ * business when it is refused, and means nothing to one who only sent a URL.
+ */
+function networkReason(code: unknown): string {
+  if (typeof code !== 'string') return 'the connection failed';
+  if (code === 'ECONNREFUSED') return 'the image server refused the connection';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') {
+    return 'the image server closed the connection before the image was sent';
+  }
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') {
+    return 'the image server cannot be reached from here';
+  }
+  if (code.startsWith('HPE_') || code === 'UND_ERR_INFO' || code.startsWith('UND_ERR_RES')) {
+    return 'the image server did not answer in valid HTTP';
+  }
+  if (TLS_FAILURE.test(code)) return `its secure (TLS) connection failed (${code})`;
+  return `the connection failed (${code})`;
+}
+
+// OpenSSL's and Node's names for a failed handshake or an untrusted certificate.
+const TLS_FAILURE = /^(EPROTO$|ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED|DEPTH_ZERO|HOSTNAME_MISMATCH)/;
 
 function headerValue(value: string | string[] | undefined): string {
   return (Array.isArray(value) ? value[0] : value) ?? '';

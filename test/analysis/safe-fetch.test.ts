@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net, { type AddressInfo } from 'node:net';
 import { blockedCategory } from '../../src/analysis/address-policy.ts';
 import { looksLikeImage } from '../../src/analysis/image-quality.ts';
 import { createSafeFetch, FetchFailure, type FetchImage } from '../../src/analysis/safe-fetch.ts';
@@ -245,6 +246,50 @@ void test('reports hosts that do not resolve, without asking a DNS server for .i
     (await failure(failingResolver, 'https://gone.example/a.jpg')).message,
     'Host not found: gone.example',
   );
+});
+
+void test('says in plain words why a connection failed, never naming the address it reached', async () => {
+  const closed = net.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const closedPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  // Answers every connection with bytes that are not HTTP, or hangs up at once.
+  const raw = net.createServer((socket) => {
+    socket.once('data', (bytes) => {
+      if (bytes.toString('latin1').startsWith('GET /hang-up')) socket.destroy();
+      else socket.end('SSH-2.0-OpenSSH_9.6\r\n\r\n');
+    });
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  const rawPort = (raw.address() as AddressInfo).port;
+  try {
+    const cases: Array<[string, string]> = [
+      [`http://127.0.0.1:${closedPort}/photo.jpg`, 'the image server refused the connection'],
+      [
+        `http://127.0.0.1:${rawPort}/hang-up.jpg`,
+        'the image server closed the connection before the image was sent',
+      ],
+      [`http://127.0.0.1:${rawPort}/photo.jpg`, 'the image server did not answer in valid HTTP'],
+    ];
+    for (const [url, reason] of cases) {
+      const failed = await failure(loopbackFetch, url);
+      assert.deepEqual(
+        [failed.kind, failed.message],
+        ['network', `Could not download the image: ${reason}`],
+        url,
+      );
+    }
+    // https to a server that speaks plain HTTP: the handshake fails; OpenSSL's code says how.
+    const tls = await failure(loopbackFetch, server.url('/photo.jpg').replace('http:', 'https:'));
+    assert.equal(tls.kind, 'network');
+    assert.match(
+      tls.message,
+      /^Could not download the image: its secure \(TLS\) connection failed \([A-Z_]+\)$/,
+    );
+    assert.doesNotMatch(tls.message, /127\.0\.0\.1/);
+  } finally {
+    await new Promise((resolve) => raw.close(resolve));
+  }
 });
 
 void test('fetches http and https only, and only well-formed URLs', async () => {
