@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { startJobQueue, throttleErrors, type JobQueue } from './queue/job-queue.ts';
+import { jobQueueSchema, startJobQueue, throttleErrors, type JobQueue } from './queue/job-queue.ts';
 import { loadVerificationKeys } from './auth/keys.ts';
 import { createTokenVerifier } from './auth/verify-token.ts';
 import { createAuthorize } from './auth/authorize.ts';
@@ -106,7 +106,7 @@ export async function startService(
     const schema = config.databaseUrl ? config.databaseSchema : undefined;
     await migrate(db, schema);
     queue = await startJobQueue(db, {
-      schema: schema ? `${schema}_jobs` : 'pgboss',
+      schema: jobQueueSchema(schema),
       pollingIntervalSeconds: config.worker.pollMs / 1000,
       onError: throttleErrors((error, heldBack) =>
         log.warn({ err: error, heldBack }, 'job queue error; pg-boss retries by itself'),

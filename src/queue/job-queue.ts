@@ -81,6 +81,14 @@ export function throttleErrors(
   };
 }
 
+/**
+ * The job queue's PostgreSQL schema: `<schema>_jobs` beside the service's own schema on a server,
+ * else pg-boss's default.
+ */
+export function jobQueueSchema(serviceSchema: string | undefined): string {
+  return serviceSchema ? `${serviceSchema}_jobs` : 'pgboss';
+}
+
 /** Starts pg-boss on `db` (creating its schema if needed) and makes sure the queue exists. */
 export async function startJobQueue(
   db: Database,
