@@ -123,11 +123,20 @@ void test('inference runs off the event loop', async () => {
     longestGap = Math.max(longestGap, now - last);
     last = now;
   }, 5);
+  const started = performance.now();
   await Promise.all(Array.from({ length: 6 }, () => classifier.classify(image)));
+  const elapsed = performance.now() - started;
   clearInterval(timer);
 
-  // Six inferences take well over a second of CPU; the main thread only copies messages.
-  assert.ok(longestGap < 150, `event loop blocked for ${longestGap.toFixed(0)} ms`);
+  // Six inferences take well over a second of CPU; the main thread only copies messages. Run on
+  // it, each would block the loop for its whole run: at least a sixth of the time the six take,
+  // and 150 ms or more on any machine this runs on. A machine busy with other work may hold the
+  // thread back for a while too, so the bound is the larger of 150 ms and a twelfth of the time.
+  const bound = Math.max(150, elapsed / 12);
+  assert.ok(
+    longestGap < bound,
+    `event loop blocked for ${longestGap.toFixed(0)} ms of ${elapsed.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`,
+  );
 });
 
 void test('inference pools only the blocks the head reads, with the same values as a full extraction', async () => {
