@@ -10,6 +10,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { ingestionRoutes } from '../ingestion/ingestion.routes.ts';
 import { catalogRoutes } from '../catalog/catalog.routes.ts';
 import { healthRoutes, type ReadinessCheck } from '../observability/health.routes.ts';
+import { clientErrorHandler } from './client-error.ts';
 import { frameworkErrorHandler, registerErrorHandler } from './error-handler.ts';
 import { registerJsonBodyParser } from './json-body.ts';
 import { problemPages } from './problem-pages.ts';
@@ -48,6 +49,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Long enough for any 255-character key, percent-encoded; longer paths answer 404.
     routerOptions: { maxParamLength: 2048 },
     frameworkErrors: frameworkErrorHandler(config.publicBaseUrl),
+    // Requests Node's parser rejects never reach a route or hook; this answers them on the socket.
+    clientErrorHandler: clientErrorHandler(config.publicBaseUrl),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());

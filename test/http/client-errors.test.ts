@@ -1,0 +1,146 @@
+/** Requests Node's HTTP parser rejects still answer problem+json with an X-Request-Id (CONTRACT §2). */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net, { type AddressInfo } from 'node:net';
+
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+
+let svc: TestService;
+let port: number;
+
+before(async () => {
+  svc = await startTestService();
+  // `inject` bypasses Node's parser, so these tests need a real listening socket.
+  await svc.service.app!.listen({ port: 0, host: '127.0.0.1' });
+  port = (svc.service.app!.server.address() as AddressInfo).port;
+});
+after(() => svc.stop());
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+interface RawAnswer {
+  statusLine: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Splits one HTTP/1.1 answer; `rest` is what follows its body (by Content-Length), if complete. */
+function parseAnswer(bytes: Buffer): { answer: RawAnswer; rest: Buffer } | null {
+  const end = bytes.indexOf('\r\n\r\n');
+  if (end === -1) return null;
+  const [statusLine, ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((line) => {
+      const colon = line.indexOf(':');
+      return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
+    }),
+  );
+  const bodyEnd = end + 4 + Number(headers['content-length']);
+  if (bytes.length < bodyEnd) return null;
+  const body = bytes.subarray(end + 4, bodyEnd).toString('utf8');
+  return { answer: { statusLine: statusLine!, headers, body }, rest: bytes.subarray(bodyEnd) };
+}
+
+/**
+ * Writes each of `requests` on one connection, the next only once the previous is answered, and
+ * returns the answers; the connection must then be closed by the server with nothing left over.
+ */
+function exchange(...requests: string[]): Promise<RawAnswer[]> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const answers: RawAnswer[] = [];
+    let pending: Buffer = Buffer.alloc(0);
+    const sendNext = () => socket.write(requests[answers.length]!);
+    socket.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      const parsed = parseAnswer(pending);
+      if (!parsed) return;
+      answers.push(parsed.answer);
+      pending = parsed.rest;
+      if (answers.length < requests.length) sendNext();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      if (answers.length !== requests.length || pending.length > 0) {
+        reject(new Error(`${answers.length} answers, then ${JSON.stringify(pending.toString())}`));
+      } else resolve(answers);
+    });
+    sendNext();
+  });
+}
+
+/** The exact problem answer of a parser error, whose request id is new and random. */
+function assertProblem(
+  answer: RawAnswer | undefined,
+  statusLine: string,
+  problem: Record<string, unknown>,
+): asserts answer is RawAnswer {
+  assert.ok(answer);
+  assert.equal(answer.statusLine, statusLine);
+  assert.match(answer.headers['x-request-id'] ?? '', UUID);
+  assert.deepEqual(answer.headers, {
+    'content-type': 'application/problem+json',
+    'content-length': String(Buffer.byteLength(answer.body)),
+    'x-request-id': answer.headers['x-request-id'],
+    connection: 'close',
+  });
+  assert.equal(answer.body, JSON.stringify(problem));
+}
+
+void test('a header block over Node’s 16 KiB limit answers 431 payload-too-large as problem+json', async () => {
+  const filler = 'a'.repeat(17 * 1024);
+  const [answer] = await exchange(
+    `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: mine\r\nX-Filler: ${filler}\r\n\r\n`,
+  );
+  assertProblem(answer, 'HTTP/1.1 431 Request Header Fields Too Large', {
+    type: 'http://service.test/problems/payload-too-large',
+    title: 'Payload too large',
+    status: 431,
+    detail: 'The request header fields are larger than this server accepts.',
+    instance: '/',
+  });
+  assert.notEqual(answer.headers['x-request-id'], 'mine');
+});
+
+void test('a request line that is not HTTP answers 400 validation-error as problem+json', async () => {
+  const [answer] = await exchange('\x01\x02 nonsense <script>\r\n\r\n');
+  assertProblem(answer, 'HTTP/1.1 400 Bad Request', {
+    type: 'http://service.test/problems/validation-error',
+    title: 'Validation failed',
+    status: 400,
+    detail: 'The request is not well-formed HTTP.',
+    instance: '/',
+  });
+});
+
+void test('a header with a byte HTTP forbids answers 400 without echoing the bytes', async () => {
+  const [answer] = await exchange('GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Bad: a\x00b\r\n\r\n');
+  assertProblem(answer, 'HTTP/1.1 400 Bad Request', {
+    type: 'http://service.test/problems/validation-error',
+    title: 'Validation failed',
+    status: 400,
+    detail: 'The request is not well-formed HTTP.',
+    instance: '/',
+  });
+});
+
+void test('a well-formed request is answered normally, and a malformed one after it on the same connection gets a problem', async () => {
+  const [ok, bad] = await exchange(
+    'GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: abc-123\r\n\r\n',
+    'GET /healthz HTTP/1.1\r\nHost: localhost\r\nBad Header: x\r\n\r\n',
+  );
+  assert.ok(ok);
+  assert.equal(ok.statusLine, 'HTTP/1.1 200 OK');
+  assert.equal(ok.headers['x-request-id'], 'abc-123');
+  assert.equal(ok.headers['content-type'], 'application/json; charset=utf-8');
+  assert.equal(ok.headers.connection, 'keep-alive');
+  assert.equal(ok.body, '{"status":"ok"}');
+  assertProblem(bad, 'HTTP/1.1 400 Bad Request', {
+    type: 'http://service.test/problems/validation-error',
+    title: 'Validation failed',
+    status: 400,
+    detail: 'The request is not well-formed HTTP.',
+    instance: '/',
+  });
+  assert.notEqual(bad.headers['x-request-id'], 'abc-123');
+});
