@@ -4,7 +4,7 @@ import { PROBLEMS, NotFoundError, type ProblemSlug } from './errors.ts';
 
 const EXPLANATIONS: Record<ProblemSlug, string> = {
   'validation-error':
-    'Some fields or query parameters are wrong. Each entry of errors[] names one (field), says what is wrong (code) and how (message).',
+    'Some fields or query parameters are wrong. Each entry of errors[] names one (field), says what is wrong (code) and how (message). Without errors[], the request itself could not be read: it is not well-formed HTTP (400), or it was not received completely in time (408).',
   'malformed-json': 'The body is not valid JSON. Send a JSON document with Content-Type: application/json.',
   unauthorized:
     'No valid bearer token was sent. Send Authorization: Bearer <JWT>, signed with a key this service accepts and not expired.',
@@ -12,7 +12,7 @@ const EXPLANATIONS: Record<ProblemSlug, string> = {
     'The token is valid but does not allow this operation: it names no tenant, or lacks the scope the operation needs.',
   'not-found': 'There is no such resource for your tenant. Ids of other tenants are answered the same way.',
   'payload-too-large':
-    'The body is larger than this operation accepts. Split the batch (at most 1000 items).',
+    'The request is larger than this operation accepts. A body over the limit answers 413: split the batch (at most 1000 items). Header fields over the server limit (16 KiB) answer 431: send fewer or shorter headers.',
   'unsupported-media-type': 'Request bodies must be JSON: send Content-Type: application/json.',
   'rate-limited':
     'Your tenant sent too many submissions, or has too many items waiting. Retry after the number of seconds in Retry-After.',
