@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Authorize } from '../auth/authorize.ts';
 import { principalOf } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
-import { Page, PageQuery, problemResponses } from '../http/schemas.ts';
+import { documented, Page, PageQuery, problemResponses } from '../http/schemas.ts';
 import { ProductView } from './product-schema.ts';
 import type { CatalogService } from './catalog.service.ts';
 
@@ -25,7 +25,10 @@ export async function catalogRoutes(
         tags,
         summary: 'List stored products by external_id',
         querystring: ProductQuery,
-        response: { 200: Page(ProductView, 'ProductPage'), ...problemResponses(400, 401, 403) },
+        response: {
+          200: documented('A page of products, by external_id', Page(ProductView, 'ProductPage')),
+          ...problemResponses(400, 401, 403),
+        },
       },
     },
     async (request) => {
@@ -42,7 +45,10 @@ export async function catalogRoutes(
         tags,
         summary: 'Get one stored product',
         params: ProductParams,
-        response: { 200: ProductView, ...problemResponses(401, 403, 404) },
+        response: {
+          200: documented('The stored product', ProductView),
+          ...problemResponses(401, 403, 404),
+        },
       },
     },
     async (request) => catalog.getProduct(principalOf(request).tenantId, request.params.external_id),

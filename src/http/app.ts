@@ -15,6 +15,7 @@ import { frameworkErrorHandler, registerErrorHandler } from './error-handler.ts'
 import { registerJsonBodyParser } from './json-body.ts';
 import { problemPages } from './problem-pages.ts';
 import { requestIdOf } from './request-id.ts';
+import { withRequestId } from './schemas.ts';
 import { createValidatorCompiler } from './validator-compiler.ts';
 
 /** What the HTTP app is assembled from; every piece is created by the caller (main or a test). */
@@ -77,9 +78,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     // A route may validate less than it documents (the submission checks only the envelope and
     // leaves items to the worker); `config.openapiBody` is then what the document shows.
+    // Every operation's shared X-Request-Id is added here, once, rather than in each route.
     transform: ({ schema, url, route }) => {
       const body = route.config?.openapiBody;
-      return { schema: body ? { ...schema, body } : schema, url };
+      return { schema: withRequestId(body ? { ...schema, body } : schema), url };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -1,6 +1,8 @@
+import type { FastifySchema } from 'fastify';
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
 
 import { FIELD_ERROR_CODES, type FieldErrorCode } from './errors.ts';
+import { REQUEST_ID_RULE } from './request-id.ts';
 
 /** One field error: in a problem's `errors[]`, and in an item's record on the errors page. */
 export const FieldErrorSchema = Type.Object(
@@ -25,25 +27,101 @@ export const ProblemSchema = Type.Object(
   { additionalProperties: false, title: 'Problem' },
 );
 
-const problem = (description: string) => ({
+/**
+ * Response headers the OpenAPI document names, each described once. Documentation only: Fastify
+ * neither validates nor serializes response headers.
+ */
+export const AuthChallengeHeaders = {
+  'WWW-Authenticate': Type.String({
+    description: '`Bearer`, with `error="invalid_token"` when a token was sent',
+  }),
+};
+export const RetryAfterHeaders = {
+  'Retry-After': Type.Integer({ minimum: 1, description: 'Seconds to wait before trying again' }),
+};
+export const RateLimitHeaders = {
+  'RateLimit-Limit': Type.Integer({ description: 'Submissions the tenant may make per minute' }),
+  'RateLimit-Remaining': Type.Integer({ description: 'Submissions left in the current minute' }),
+  'RateLimit-Reset': Type.Integer({ description: 'Seconds until the current minute ends' }),
+};
+const RequestIdHeaders = {
+  'X-Request-Id': Type.String({
+    description: 'The request’s id: the one the caller sent, when usable, else a new one',
+  }),
+};
+const RequestIdParameter = Type.Object({
+  'X-Request-Id': Type.Optional(
+    Type.String({
+      minLength: 1,
+      ...REQUEST_ID_RULE,
+      description: 'Echoed in the response’s X-Request-Id; any other value is replaced by a new id',
+    }),
+  ),
+});
+
+/**
+ * A response as the route serializes it (`schema`, unchanged) and as the OpenAPI document shows it
+ * (`description`, `headers`). @fastify/swagger reads the two extra keys; fast-json-stringify ignores
+ * them, so what is sent does not change.
+ */
+export function documented<T extends TSchema>(
+  description: string,
+  schema: T,
+  headers?: Record<string, TSchema>,
+): T {
+  return { ...schema, 'x-response-description': description, ...(headers ? { headers } : {}) };
+}
+
+const problem = (description: string, headers?: Record<string, TSchema>) => ({
   description,
+  ...(headers ? { headers } : {}),
   content: { 'application/problem+json': { schema: ProblemSchema } },
 });
 
+/** What an error status means, for the document; the analysis route shares the texts it can. */
+export const ERROR_DESCRIPTIONS = {
+  400: 'Validation error or malformed JSON',
+  401: 'Missing or invalid bearer token',
+  403: 'Token without a tenant or without the required scope',
+  404: 'Not found: an unknown or malformed id, or another tenant’s',
+  413: 'Body too large',
+  415: 'Body is not uncompressed application/json in UTF-8',
+  429: 'Tenant rate or backlog limit reached',
+} as const;
+
 /** Documented error responses of a problem+json route, for its `response` schema. */
-export function problemResponses(...statuses: Array<400 | 401 | 403 | 404 | 413 | 415 | 429>) {
-  const texts: Record<number, string> = {
-    400: 'Validation error or malformed JSON',
-    401: 'Missing or invalid bearer token',
-    403: 'Token without a tenant or without the required scope',
-    404: 'Unknown id, or another tenant’s',
-    413: 'Body too large',
-    415: 'Body is not uncompressed application/json in UTF-8',
-    429: 'Tenant rate or backlog limit reached',
+export function problemResponses(...statuses: Array<keyof typeof ERROR_DESCRIPTIONS>) {
+  const headers: Partial<Record<number, Record<string, TSchema>>> = {
+    401: AuthChallengeHeaders,
+    429: { ...RetryAfterHeaders, ...RateLimitHeaders },
   };
   const out: Record<string, unknown> = { default: problem('Unexpected error') };
-  for (const status of statuses) out[String(status)] = problem(texts[status] ?? 'Error');
+  for (const status of statuses) out[String(status)] = problem(ERROR_DESCRIPTIONS[status], headers[status]);
   return out;
+}
+
+/**
+ * The OpenAPI view of a route's schema with what every operation shares (CONTRACT §2): each
+ * response carries `X-Request-Id`, and a request may send one. For @fastify/swagger's `transform`:
+ * it builds new objects, so the schemas the route validates and serializes with stay as they are.
+ */
+export function withRequestId(schema: FastifySchema): FastifySchema {
+  // The transform also sees routes registered without any schema; they document nothing to add to.
+  if (!schema) return schema;
+  const requestHeaders = schema.headers as { properties?: TProperties } | undefined;
+  const responses = schema.response as Record<string, { headers?: object }> | undefined;
+  return {
+    ...schema,
+    headers: Type.Object({ ...requestHeaders?.properties, ...RequestIdParameter.properties }),
+    ...(responses && {
+      response: Object.fromEntries(
+        Object.entries(responses).map(([status, response]) => [
+          status,
+          { ...response, headers: { ...response.headers, ...RequestIdHeaders } },
+        ]),
+      ),
+    }),
+  };
 }
 
 /** `{data, next_cursor}`: one page of a cursor-paginated list. */

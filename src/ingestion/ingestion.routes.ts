@@ -4,7 +4,7 @@ import type { Authorize } from '../auth/authorize.ts';
 import { principalOf } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { ValidationError } from '../http/errors.ts';
-import { problemResponses } from '../http/schemas.ts';
+import { documented, problemResponses, RateLimitHeaders } from '../http/schemas.ts';
 import { envelopeErrorsFromAjv } from '../validation/field-errors.ts';
 import type { IngestionService } from './ingestion.service.ts';
 import type { Admission } from './rate-limiter.ts';
@@ -18,6 +18,7 @@ import {
   IngestionAccepted,
   IngestionEnvelope,
   IngestionRequest,
+  LocationHeader,
 } from './ingestion.schemas.ts';
 
 declare module 'fastify' {
@@ -61,7 +62,13 @@ export async function ingestionRoutes(
         tags,
         summary: 'Queue a batch of products',
         body: IngestionEnvelope,
-        response: { 202: IngestionAccepted, ...problemResponses(400, 401, 403, 413, 415, 429) },
+        response: {
+          202: documented('Batch stored; processing continues asynchronously', IngestionAccepted, {
+            ...LocationHeader,
+            ...RateLimitHeaders,
+          }),
+          ...problemResponses(400, 401, 403, 413, 415, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -89,7 +96,10 @@ export async function ingestionRoutes(
         tags,
         summary: 'List the tenant’s batches, newest first',
         querystring: BatchListQuery,
-        response: { 200: BatchPage, ...problemResponses(400, 401, 403) },
+        response: {
+          200: documented('A page of the tenant’s batches, newest first', BatchPage),
+          ...problemResponses(400, 401, 403),
+        },
       },
     },
     async (request) => {
@@ -106,7 +116,10 @@ export async function ingestionRoutes(
         tags,
         summary: 'Get batch status and progress',
         params: BatchParams,
-        response: { 200: BatchStatusRecord, ...problemResponses(401, 403, 404) },
+        response: {
+          200: documented('Status record', BatchStatusRecord),
+          ...problemResponses(401, 403, 404),
+        },
       },
     },
     async (request) => ingestion.getStatus(principalOf(request).tenantId, request.params.batch_id),
@@ -121,7 +134,10 @@ export async function ingestionRoutes(
         summary: 'Get the per-item errors of a batch',
         params: BatchParams,
         querystring: ErrorsQuery,
-        response: { 200: BatchErrorPage, ...problemResponses(400, 401, 403, 404) },
+        response: {
+          200: documented('A page of failed items, by ascending index', BatchErrorPage),
+          ...problemResponses(400, 401, 403, 404),
+        },
       },
       // The id is resolved before the query is judged (below).
       attachValidation: true,

@@ -33,6 +33,14 @@ export const IngestionAccepted = Type.Object(
   { additionalProperties: false, title: 'IngestionAccepted' },
 );
 
+/** The 202's `Location`: where the batch's status is read. */
+export const LocationHeader = {
+  Location: Type.String({
+    format: 'uri-reference',
+    description: 'The batch’s status record, relative: /products/ingestions/{batch_id}',
+  }),
+};
+
 const Timestamp = Type.String({ format: 'date-time' });
 
 /** A batch's status record (spec; CONTRACT §6: all nine fields, always present). */

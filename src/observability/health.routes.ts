@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { documented } from '../http/schemas.ts';
 import type { Metrics } from './metrics.ts';
 
 /** One dependency readiness depends on: its name and a probe that throws or answers false when down. */
@@ -21,13 +22,28 @@ export async function healthRoutes(
 ): Promise<void> {
   app.get(
     '/healthz',
-    { schema: { tags: ['operations'], security: [], response: { 200: HealthBody } } },
+    {
+      schema: {
+        tags: ['operations'],
+        security: [],
+        response: { 200: documented('The process is up', HealthBody) },
+      },
+    },
     async () => ({ status: 'ok' }),
   );
 
   app.get(
     '/readyz',
-    { schema: { tags: ['operations'], security: [], response: { 200: ReadyBody, 503: ReadyBody } } },
+    {
+      schema: {
+        tags: ['operations'],
+        security: [],
+        response: {
+          200: documented('Every dependency answers', ReadyBody),
+          503: documented('A dependency is failing; `checks` says which', ReadyBody),
+        },
+      },
+    },
     async (_request, reply) => {
       const results = await Promise.all(
         checks.map(async ({ name, probe }) => [name, await probe().catch(() => false)] as const),

@@ -17,9 +17,22 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
 let svc: TestService;
 let document: OpenApiDocument;
 
+/** A documented header: its schema, and what it means. */
+interface HeaderObject {
+  description?: string;
+  schema?: { type?: string };
+}
+interface ResponseObject {
+  description: string;
+  headers?: Record<string, HeaderObject>;
+}
+interface Operation {
+  parameters?: Array<{ in: string; name: string; required?: boolean; schema?: unknown }>;
+  responses: Record<string, ResponseObject>;
+}
 interface OpenApiDocument {
   openapi: string;
-  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  paths: Record<string, Record<string, Operation>>;
 }
 
 before(async () => {
@@ -29,6 +42,23 @@ before(async () => {
   document = res.json<OpenApiDocument>();
 });
 after(() => svc.stop());
+
+/** Every documented response, keyed `METHOD path status`. */
+function allResponses(): Array<[string, ResponseObject]> {
+  return Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).flatMap(([method, operation]) =>
+      Object.entries(operation.responses).map(
+        ([status, response]) =>
+          [`${method.toUpperCase()} ${path} ${status}`, response] as [string, ResponseObject],
+      ),
+    ),
+  );
+}
+
+/** The names of the headers documented on `method path status`, sorted. */
+function headersOf(path: string, method: string, status: string): string[] {
+  return Object.keys(document.paths[path]![method]!.responses[status]!.headers ?? {}).sort();
+}
 
 /** A validator of the response documented for `method path` with `status` (problem+json for errors). */
 function documentedResponse(path: string, method: string, status: number) {
@@ -48,7 +78,7 @@ function assertMatches(path: string, method: string, status: number, body: unkno
 
 /** The schema of the documented 200 answer of `method path`, with `$ref`s left as they are. */
 function schemaOf(path: string, method: string): Record<string, unknown> {
-  const response = document.paths[path]![method]!.responses['200'] as {
+  const response = document.paths[path]![method]!.responses['200'] as unknown as {
     content: Record<string, { schema: Record<string, unknown> }>;
   };
   return response.content['application/json']!.schema;
@@ -146,4 +176,112 @@ void test('the documented schemas are not vacuous: a product of the wrong shape 
     validate({ ...stored, variants: [{ ...variants[0], images: [{ url: 'https://x.example/a' }] }] }),
     false,
   );
+});
+
+void test('every response says what it means, and every documented header has a schema and a description', () => {
+  const responses = allResponses();
+  assert.deepEqual(
+    responses.filter(([, response]) => response.description === 'Default Response').map(([key]) => key),
+    [],
+  );
+  for (const [key, response] of responses) {
+    assert.ok(response.description.length > 0, key);
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      assert.equal(typeof header.schema?.type, 'string', `${key} ${name}`);
+      assert.ok((header.description ?? '').length > 0, `${key} ${name}`);
+    }
+  }
+  const submit = document.paths['/products/ingestions']!.post!.responses;
+  assert.equal(submit['202']!.description, 'Batch stored; processing continues asynchronously');
+  assert.equal(
+    document.paths['/products/ingestions/{batch_id}']!.get!.responses['404']!.description,
+    'Not found: an unknown or malformed id, or another tenant’s',
+  );
+});
+
+void test('a submission documents Location and RateLimit-* on its 202, and Retry-After and RateLimit-* on its 429', () => {
+  const rateLimit = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+  assert.deepEqual(headersOf('/products/ingestions', 'post', '202'), [
+    'Location',
+    ...rateLimit,
+    'X-Request-Id',
+  ]);
+  assert.deepEqual(headersOf('/products/ingestions', 'post', '429'), [
+    ...rateLimit,
+    'Retry-After',
+    'X-Request-Id',
+  ]);
+  assert.deepEqual(
+    document.paths['/products/ingestions']!.post!.responses['202']!.headers!.Location!.schema,
+    {
+      type: 'string',
+      format: 'uri-reference',
+    },
+  );
+});
+
+void test('every 401 documents WWW-Authenticate', () => {
+  const unauthorized = allResponses().filter(([key]) => key.endsWith(' 401'));
+  assert.equal(unauthorized.length, 6);
+  for (const [key, response] of unauthorized) {
+    assert.deepEqual(Object.keys(response.headers ?? {}).sort(), ['WWW-Authenticate', 'X-Request-Id'], key);
+  }
+});
+
+void test('every response documents X-Request-Id, and every operation the optional X-Request-Id it echoes', () => {
+  for (const [key, response] of allResponses()) {
+    assert.ok(response.headers?.['X-Request-Id'], key);
+  }
+  assert.deepEqual(headersOf('/healthz', 'get', '200'), ['X-Request-Id']);
+  assert.deepEqual(headersOf('/products/{external_id}', 'get', 'default'), ['X-Request-Id']);
+  for (const [path, methods] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const sent = (operation.parameters ?? []).filter((parameter) => parameter.in === 'header');
+      assert.deepEqual(
+        sent.map(({ name, required, schema }) => ({ name, required, schema })),
+        [
+          {
+            name: 'X-Request-Id',
+            required: false,
+            schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._~:@+=-]+$' },
+          },
+        ],
+        `${method} ${path}`,
+      );
+    }
+  }
+});
+
+void test('the headers the document promises are the headers the routes send', async () => {
+  const token = await svc.token(svc.tenant());
+  const promised = (path: string, method: string, status: string) =>
+    headersOf(path, method, status).map((name) => name.toLowerCase());
+  const sent = (headers: Record<string, unknown>) => Object.keys(headers);
+
+  const accepted = await svc.request({
+    method: 'POST',
+    url: '/products/ingestions',
+    token,
+    json: { items: [{}] },
+  });
+  assert.equal(accepted.statusCode, 202);
+  for (const name of promised('/products/ingestions', 'post', '202'))
+    assert.ok(sent(accepted.headers).includes(name), name);
+  assert.equal(
+    accepted.headers.location,
+    `/products/ingestions/${accepted.json<{ batch_id: string }>().batch_id}`,
+  );
+
+  const unauthorized = await svc.request({ method: 'GET', url: '/products', token: null });
+  assert.equal(unauthorized.statusCode, 401);
+  for (const name of promised('/products', 'get', '401'))
+    assert.ok(sent(unauthorized.headers).includes(name), name);
+
+  const echoed = await svc.request({
+    method: 'GET',
+    url: '/healthz',
+    token: null,
+    headers: { 'x-request-id': 'trace-1.2:3' },
+  });
+  assert.equal(echoed.headers['x-request-id'], 'trace-1.2:3');
 });
