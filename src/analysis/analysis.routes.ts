@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Authorize } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
+import { AuthChallengeHeaders, documented, ERROR_DESCRIPTIONS, RetryAfterHeaders } from '../http/schemas.ts';
 import type { AnalysisService } from './analysis.service.ts';
 import { ROOM_TYPE_VALUES } from './scene-types.ts';
 
@@ -80,13 +81,20 @@ export function analysisRoutes(deps: {
             'entry with roomType "unknown", confidence 0 and the reason in details.',
           body: StageabilityRequest,
           response: {
-            200: StageabilityResponse,
-            400: AnalysisErrorBody,
-            401: AnalysisErrorBody,
-            403: AnalysisErrorBody,
-            413: AnalysisErrorBody,
-            415: AnalysisErrorBody,
-            429: AnalysisErrorBody,
+            200: documented('One entry per URL, in request order, and a summary', StageabilityResponse),
+            400: documented(
+              'imageUrls missing, not an array, empty, over 10 or not all strings; or malformed JSON',
+              AnalysisErrorBody,
+            ),
+            401: documented(ERROR_DESCRIPTIONS[401], AnalysisErrorBody, AuthChallengeHeaders),
+            403: documented(ERROR_DESCRIPTIONS[403], AnalysisErrorBody),
+            413: documented(ERROR_DESCRIPTIONS[413], AnalysisErrorBody),
+            415: documented(ERROR_DESCRIPTIONS[415], AnalysisErrorBody),
+            429: documented(
+              'The analyzer’s queue is full; retry after Retry-After seconds',
+              AnalysisErrorBody,
+              RetryAfterHeaders,
+            ),
           },
         },
       },

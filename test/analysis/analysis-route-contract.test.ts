@@ -152,7 +152,7 @@ interface SchemaNode {
 type Content = Record<string, { schema: SchemaNode }>;
 interface Operation {
   requestBody: { content: Content };
-  responses: Record<string, { content: Content }>;
+  responses: Record<string, { content: Content; description: string; headers?: Record<string, unknown> }>;
 }
 
 void test('the route and its schemas appear in the OpenAPI document', async () => {
@@ -195,6 +195,20 @@ void test('the route and its schemas appear in the OpenAPI document', async () =
     'confidence',
     'details',
     'imageUrl',
+  ]);
+  const described = Object.entries(operation.responses).map(([status, response]) => [
+    status,
+    response.description,
+    Object.keys(response.headers ?? {}),
+  ]);
+  assert.deepEqual(described, [
+    ['200', 'One entry per URL, in request order, and a summary', []],
+    ['400', 'imageUrls missing, not an array, empty, over 10 or not all strings; or malformed JSON', []],
+    ['401', 'Missing or invalid bearer token', ['WWW-Authenticate']],
+    ['403', 'Token without a tenant or without the required scope', []],
+    ['413', 'Body too large', []],
+    ['415', 'Body is not uncompressed application/json in UTF-8', []],
+    ['429', 'The analyzer’s queue is full; retry after Retry-After seconds', ['Retry-After']],
   ]);
   await documented.close();
 });
