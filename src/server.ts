@@ -7,7 +7,7 @@ import { jobQueueSchema, startJobQueue, throttleErrors, type JobQueue } from './
 import { loadVerificationKeys } from './auth/keys.ts';
 import { createTokenVerifier } from './auth/verify-token.ts';
 import { createAuthorize } from './auth/authorize.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp, buildOperationsApp } from './http/app.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { createIngestionService } from './ingestion/ingestion.service.ts';
 import { createRateLimiter } from './ingestion/rate-limiter.ts';
@@ -26,6 +26,7 @@ export interface Service {
   config: Config;
   db: Database;
   queue: JobQueue;
+  /** The API (ROLE=api/all), or the health, readiness and metrics app of a listening worker. */
   app: FastifyInstance | null;
   /** The worker in this thread (ROLE=worker, or ROLE=all on the embedded database). */
   worker: BatchWorker | null;
@@ -101,6 +102,11 @@ export async function startService(
   let analysis: AnalysisService | null = null;
   const metrics = createMetrics({ defaults: options.listen !== false });
   metrics.observePool(config.role, () => db.connections?.());
+  const httpLogger = options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' };
+  const databaseCheck = {
+    name: 'database',
+    probe: async () => (await db.query('SELECT 1 AS ok')).length === 1,
+  };
 
   try {
     const schema = config.databaseUrl ? config.databaseSchema : undefined;
@@ -150,11 +156,11 @@ export async function startService(
         catalog: createCatalogService({ db }),
         metrics,
         readiness: [
-          { name: 'database', probe: async () => (await db.query('SELECT 1 AS ok')).length === 1 },
+          databaseCheck,
           ...(analyzer ? [{ name: 'analyzer', probe: async () => analyzer.analysis.isReady() }] : []),
         ],
         extraRoutes: analyzer ? [analyzer.routes] : [],
-        logger: options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' },
+        logger: httpLogger,
       });
       if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
     }
@@ -180,6 +186,18 @@ export async function startService(
         batchRetentionDays: config.worker.batchRetentionDays,
       });
       await worker.start();
+    }
+
+    // A worker serves no API, but a supervisor must be able to probe it and Prometheus to scrape
+    // its batch metrics, which live in this process only. It listens once its worker runs.
+    if (config.role === 'worker' && options.listen !== false) {
+      app = await buildOperationsApp({
+        config,
+        metrics,
+        readiness: [databaseCheck, { name: 'queue', probe: () => started.isReady() }],
+        logger: httpLogger,
+      });
+      await app.listen({ port: config.port, host: config.host });
     }
   } catch (error) {
     // Undo what was started, so a failed start leaves no timers, sockets or locks behind.

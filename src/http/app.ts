@@ -18,28 +18,30 @@ import { requestIdOf } from './request-id.ts';
 import { withRequestId } from './schemas.ts';
 import { createValidatorCompiler } from './validator-compiler.ts';
 
-/** What the HTTP app is assembled from; every piece is created by the caller (main or a test). */
-export interface AppDependencies {
+/** What every app of this service is built from, whichever routes it serves. */
+interface BaseDependencies {
   config: Config;
-  authorize: Authorize;
-  ingestion: IngestionService;
-  catalog: CatalogService;
   metrics: Metrics;
-  readiness: ReadinessCheck[];
-  /** Registers further routes (the analyzer's) with the same conventions. */
-  extraRoutes?: Array<(app: FastifyInstance) => Promise<void>>;
   logger?: boolean | { level: string };
 }
 
+/** What the HTTP app is assembled from; every piece is created by the caller (main or a test). */
+export interface AppDependencies extends BaseDependencies {
+  authorize: Authorize;
+  ingestion: IngestionService;
+  catalog: CatalogService;
+  readiness: ReadinessCheck[];
+  /** Registers further routes (the analyzer's) with the same conventions. */
+  extraRoutes?: Array<(app: FastifyInstance) => Promise<void>>;
+}
+
 /**
- * Builds the Fastify app. Registration order is the system's order: request ids, body parsing and
- * error rendering first (everything below relies on them), then the OpenAPI collector (it must see
- * every route), then the routes themselves.
+ * A Fastify app with the conventions of every endpoint (CONTRACT §2): request ids on every response,
+ * JSON body parsing, problem+json errors (an unknown route is `not-found`) and request metrics.
  */
-export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config } = deps;
+function createBaseApp({ config, metrics, logger }: BaseDependencies) {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    logger: logger ?? false,
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
@@ -60,7 +62,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   registerJsonBodyParser(app);
   registerErrorHandler(app, config.publicBaseUrl);
-  deps.metrics.instrument(app);
+  metrics.instrument(app);
+  return app;
+}
+
+/**
+ * Builds the Fastify app. Registration order is the system's order: request ids, body parsing and
+ * error rendering first (everything below relies on them), then the OpenAPI collector (it must see
+ * every route), then the routes themselves.
+ */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = createBaseApp(deps);
 
   await app.register(swagger, {
     openapi: {
@@ -97,6 +110,23 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   for (const register of deps.extraRoutes ?? []) await app.register(register);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}
+
+/** What the operations app of a worker process serves from. */
+export interface OperationsAppDependencies extends BaseDependencies {
+  readiness: ReadinessCheck[];
+}
+
+/**
+ * Builds the app a ROLE=worker process listens with: only `/healthz`, `/readyz` and `/metrics`, so a
+ * supervisor can probe it and Prometheus can scrape its batch metrics. It serves no API and no
+ * OpenAPI document; anything else is a `not-found` problem, as on the API.
+ */
+export async function buildOperationsApp(deps: OperationsAppDependencies): Promise<FastifyInstance> {
+  const app = createBaseApp(deps);
+  await app.register(healthRoutes, { checks: deps.readiness, metrics: deps.metrics });
   await app.ready();
   return app;
 }

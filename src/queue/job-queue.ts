@@ -41,6 +41,11 @@ export interface JobQueue {
   nudge(): void;
   /** Starts `concurrency` polling loops that hand jobs to `handler` one at a time each. */
   work(concurrency: number, handler: (job: IngestJob) => Promise<void>): Promise<void>;
+  /**
+   * Whether the queue can hand out jobs: not stopped, and its own table answers with this service's
+   * queue (one read by primary key, cheap enough for every readiness probe).
+   */
+  isReady(): Promise<boolean>;
   /** Stops fetching; waits up to `timeoutMs` for running handlers. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -109,6 +114,7 @@ export async function startJobQueue(
   } = {},
 ): Promise<JobQueue> {
   let closed = false;
+  let stopping = false;
   const workerIds: string[] = [];
   const boss = new PgBoss({
     db: adapterFor(db, () => closed),
@@ -162,7 +168,11 @@ export async function startJobQueue(
     nudge() {
       for (const id of workerIds) boss.notifyWorker(id);
     },
+    async isReady() {
+      return !stopping && (await boss.getQueue(INGEST_QUEUE)) !== null;
+    },
     async stop(timeoutMs) {
+      stopping = true;
       await boss.stop({ graceful: true, wait: true, timeout: timeoutMs });
       // Let completions that pg-boss fired without awaiting reach the database first.
       await new Promise((resolve) => setTimeout(resolve, 200));
