@@ -209,6 +209,12 @@ export async function startService(
     throw error;
   }
   const running = queue;
+  if (config.role === 'api' && !config.databaseUrl) {
+    log.warn(
+      'ROLE=api on the embedded database: no other process can open it, so accepted batches wait ' +
+        'until the service is started with ROLE=all',
+    );
+  }
 
   return {
     config,
