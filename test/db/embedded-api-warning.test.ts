@@ -3,9 +3,9 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { loadConfig, type Role } from '../src/config.ts';
-import { startService } from '../src/server.ts';
-import { embeddedTemplate } from './helpers/embedded-template.ts';
+import { loadConfig, type Role } from '../../src/config.ts';
+import { startService } from '../../src/server.ts';
+import { embeddedTemplate } from '../helpers/embedded-template.ts';
 
 /**
  * ROLE=api on the embedded database starts (tests rely on it), but no worker can ever reach that
