@@ -165,6 +165,19 @@ export async function startService(
       if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
     }
 
+    // A worker serves no API, but a supervisor must be able to probe it and Prometheus to scrape
+    // its batch metrics, which live in this process only. It listens before its worker takes any
+    // batch, so a port already in use fails the start before anything is claimed.
+    if (config.role === 'worker' && options.listen !== false) {
+      app = await buildOperationsApp({
+        config,
+        metrics,
+        readiness: [databaseCheck, { name: 'queue', probe: () => started.isReady() }],
+        logger: httpLogger,
+      });
+      await app.listen({ port: config.port, host: config.host });
+    }
+
     if (config.role === 'all' && config.worker.thread) {
       const thread = await startWorkerThread(config, log);
       workerThread = thread;
@@ -187,18 +200,6 @@ export async function startService(
       });
       await worker.start();
     }
-
-    // A worker serves no API, but a supervisor must be able to probe it and Prometheus to scrape
-    // its batch metrics, which live in this process only. It listens once its worker runs.
-    if (config.role === 'worker' && options.listen !== false) {
-      app = await buildOperationsApp({
-        config,
-        metrics,
-        readiness: [databaseCheck, { name: 'queue', probe: () => started.isReady() }],
-        logger: httpLogger,
-      });
-      await app.listen({ port: config.port, host: config.host });
-    }
   } catch (error) {
     // Undo what was started, so a failed start leaves no timers, sockets or locks behind.
     await app?.close().catch(() => undefined);
@@ -211,8 +212,8 @@ export async function startService(
   const running = queue;
   if (config.role === 'api' && !config.databaseUrl) {
     log.warn(
-      'ROLE=api on the embedded database: no other process can open it, so accepted batches wait ' +
-        'until the service is started with ROLE=all',
+      'ROLE=api on the embedded database: no other process can open it while this one runs, so ' +
+        'accepted batches wait until a process with a worker (ROLE=all or ROLE=worker) opens DATA_DIR',
     );
   }
 

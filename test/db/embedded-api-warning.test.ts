@@ -9,12 +9,12 @@ import { embeddedTemplate } from '../helpers/embedded-template.ts';
 
 /**
  * ROLE=api on the embedded database starts (tests rely on it), but no worker can ever reach that
- * database from another process, so it says at start that accepted batches wait for ROLE=all.
+ * database from another process, so it says at start that accepted batches wait for one with a worker.
  */
 
 const WARNING =
-  'ROLE=api on the embedded database: no other process can open it, so accepted batches wait ' +
-  'until the service is started with ROLE=all';
+  'ROLE=api on the embedded database: no other process can open it while this one runs, so ' +
+  'accepted batches wait until a process with a worker (ROLE=all or ROLE=worker) opens DATA_DIR';
 
 /** Starts and stops a service of `role` on an in-memory embedded database; returns what it logged. */
 async function startLogs(role: Role): Promise<Array<{ level: number; msg: string }>> {

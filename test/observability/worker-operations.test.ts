@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -22,12 +22,12 @@ process.env.LOG_LEVEL = 'silent';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 
-/** A ROLE=worker service listening on a free port of 127.0.0.1, in `schema` on a server. */
-async function startWorker(schema?: string): Promise<{ service: Service; baseUrl: string }> {
+/** A ROLE=worker service listening on `port` (0: a free one) of 127.0.0.1, in `schema` on a server. */
+async function startWorker(schema?: string, port = 0): Promise<{ service: Service; baseUrl: string }> {
   const config = loadConfig({
     NODE_ENV: 'test',
     ROLE: 'worker',
-    PORT: '0',
+    PORT: String(port),
     HOST: '127.0.0.1',
     PUBLIC_BASE_URL: 'http://worker.test',
     ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
@@ -42,8 +42,8 @@ async function startWorker(schema?: string): Promise<{ service: Service; baseUrl
     await service.stop();
     throw new Error('ROLE=worker started without listening');
   }
-  const { port } = service.app.server.address() as AddressInfo;
-  return { service, baseUrl: `http://127.0.0.1:${port}` };
+  const { port: listening } = service.app.server.address() as AddressInfo;
+  return { service, baseUrl: `http://127.0.0.1:${listening}` };
 }
 
 /** Polls the worker's `/metrics` until `pattern` shows, and returns the text. */
@@ -179,6 +179,60 @@ void describe(
       const apiMetrics = await api.request({ method: 'GET', url: '/metrics' });
       assert.match(apiMetrics.body, /^# HELP ingestion_items_total /m);
       assert.doesNotMatch(apiMetrics.body, /^ingestion_items_total\{/m);
+    });
+  },
+);
+
+/** A port of 127.0.0.1 held by another server until `release` is called. */
+async function takenPort(): Promise<{ port: number; release: () => Promise<void> }> {
+  const holder = net.createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (holder.address() as AddressInfo).port,
+    release: () => new Promise((resolve) => holder.close(() => resolve())),
+  };
+}
+
+void test('a worker whose port is taken fails its start with EADDRINUSE', async () => {
+  const schema = serverUrl ? `test_${randomBytes(6).toString('hex')}` : undefined;
+  const taken = await takenPort();
+  try {
+    await assert.rejects(startWorker(schema, taken.port), { code: 'EADDRINUSE' });
+  } finally {
+    await taken.release();
+    if (serverUrl && schema) await dropServiceSchema(serverUrl, schema);
+  }
+});
+
+void describe(
+  'a ROLE=worker process whose port is taken, beside a ROLE=api process',
+  { skip: serverUrl ? false : NEEDS_SERVER },
+  () => {
+    let api: TestService;
+    before(async () => {
+      api = await startTestService({ ROLE: 'api' });
+    });
+    after(async () => {
+      await api?.stop();
+    });
+
+    void test('fails before it takes any batch: a waiting batch stays accepted', async () => {
+      const token = await api.token(api.tenant('ops-port'));
+      const batchId = await api.submit(token, [product()]);
+      const taken = await takenPort();
+      try {
+        await assert.rejects(startWorker(api.service.config.databaseSchema, taken.port), {
+          code: 'EADDRINUSE',
+        });
+      } finally {
+        await taken.release();
+      }
+      const res = await api.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token });
+      const record = res.json<Record<string, unknown>>();
+      assert.deepEqual(
+        [record.status, record.validated_ok, record.validated_failed, record.upserted, record.failed],
+        ['accepted', 0, 0, 0, 0],
+      );
     });
   },
 );
