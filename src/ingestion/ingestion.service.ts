@@ -4,7 +4,7 @@ import type { JobQueue } from '../queue/job-queue.ts';
 import { NotFoundError } from '../http/errors.ts';
 import { decodeCursor, encodeCursor, invalidCursor } from '../http/cursor.ts';
 import { TERMINAL_STATUSES, type BatchRecord, type BatchStatus } from './batch-status.ts';
-import { createBatchReader } from './batch-reader.ts';
+import { createBatchReader, UUID } from './batch-reader.ts';
 import {
   insertBatch,
   insertBatchItems,
@@ -127,7 +127,6 @@ export function createIngestionService(deps: {
 }
 
 const ISO_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The position a batch-list cursor holds: the last listed batch's `created_at` and id, both the
@@ -139,7 +138,8 @@ function toListPosition(position: string): BatchListPosition {
   if (
     rest.length > 0 ||
     !ISO_MILLISECONDS.test(createdAt) ||
-    !Number.isFinite(time) ||
+    // Every batch was created after 1970; PostgreSQL refuses some earlier years (0000) outright.
+    !(time >= 0) ||
     new Date(time).toISOString() !== createdAt ||
     !UUID.test(batchId)
   ) {

@@ -372,6 +372,23 @@ void describe('GET /products/ingestions (the tenant’s batches)', () => {
     assert.equal(second.next_cursor, null);
   });
 
+  void test('batches submitted in the same millisecond are walked by id, each exactly once', async () => {
+    const tenant = svc.tenant('list-ties');
+    const token = await svc.token(tenant);
+    const batches = [];
+    for (let n = 0; n < 4; n++) batches.push(await ingest(svc, token, [product()]));
+    // As if all four had come in the same millisecond (ids are UUIDv7: in submission order).
+    await svc.service.db.query(
+      `UPDATE batches SET created_at = '2026-11-26T09:00:00.000Z' WHERE tenant_id = $1`,
+      [tenant],
+    );
+    const pages = await walk(token, '/products/ingestions', 1);
+    assert.deepEqual(
+      pages.map((p) => p.data.map((b) => [b.batch_id, b.created_at])),
+      batches.reverse().map((b) => [[b.batchId, '2026-11-26T09:00:00.000Z']]),
+    );
+  });
+
   void test('a hand-made batch-list cursor that is not a position is 400 on cursor', async () => {
     const token = await svc.token(svc.tenant('list-forged'));
     const cursorOf = (position: unknown) =>
@@ -384,7 +401,8 @@ void describe('GET /products/ingestions (the tenant’s batches)', () => {
       `2026-11-26T09:00:00.000Z`,
       `2026-11-26T09:00:00Z ${id}`,
       `2026-02-30T09:00:00.000Z ${id}`,
-      `2026-11-26T09:00:00.000Z ${id.toUpperCase()}`,
+      `0000-01-01T00:00:00.000Z ${id}`,
+      `1969-12-31T23:59:59.999Z ${id}`,
       `2026-11-26T09:00:00.000Z ${id} x`,
       `2026-11-26T09:00:00.000Z  ${id}`,
     ]) {
