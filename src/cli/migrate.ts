@@ -5,8 +5,9 @@ import { jobQueueSchema, startJobQueue } from '../queue/job-queue.ts';
 
 /**
  * `npm run migrate`: applies pending schema migrations to the configured database, sets up the
- * job queue's tables (pg-boss installs and upgrades its own), and exits. A deployment can run it
- * once, as a user allowed to change the schema, before starting processes that are not.
+ * job queue's tables (pg-boss installs and upgrades its own), and exits: a deployment step of its
+ * own, before new versions start. Every start runs the same steps (finding nothing to do), and
+ * needs the right to create in the schema even then: PostgreSQL checks it before `IF NOT EXISTS`.
  */
 const config = loadConfig();
 const db = await openDatabase({
