@@ -46,7 +46,7 @@ export async function healthRoutes(
     },
     async (_request, reply) => {
       const results = await Promise.all(
-        checks.map(async ({ name, probe }) => [name, await probe().catch(() => false)] as const),
+        checks.map(async ({ name, probe }) => [name, await withinProbeTimeout(probe())] as const),
       );
       const ready = results.every(([, ok]) => ok);
       return reply.code(ready ? 200 : 503).send({
@@ -59,4 +59,24 @@ export async function healthRoutes(
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     return reply.type(metrics.registry.contentType).send(await metrics.render());
   });
+}
+
+/**
+ * How long a readiness probe may take before it counts as failing. A database that does not
+ * answer (a dead host, a pool with every connection taken) would otherwise hold each probe until
+ * the supervisor's own timeout, which then says nothing of which dependency is down.
+ */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/** The probe's answer, or false when it throws or takes longer than {@link PROBE_TIMEOUT_MS}. */
+async function withinProbeTimeout(answer: Promise<boolean>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([answer.catch(() => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
