@@ -15,6 +15,9 @@ interface HttpSocket extends Socket {
   _httpMessage?: ServerResponse | null;
 }
 
+/** How long an answer may wait to be read before its connection is cut. */
+const UNREAD_ANSWER_MS = 5_000;
+
 /** Node's status for each parser error (lib/_http_server.js), with the closed slug that fits it. */
 function answerFor(code: string): { status: number; slug: ProblemSlug; detail: string } {
   switch (code) {
@@ -67,7 +70,7 @@ export function clientErrorHandler(publicBaseUrl: string) {
     socket.end(
       [
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-        'Content-Type: application/problem+json',
+        'Content-Type: application/problem+json; charset=utf-8',
         `Content-Length: ${Buffer.byteLength(body)}`,
         `X-Request-Id: ${requestId}`,
         'Connection: close',
@@ -77,5 +80,7 @@ export function clientErrorHandler(publicBaseUrl: string) {
       // The parser cannot resume after an error: the connection ends once the answer is flushed.
       () => socket.destroy(),
     );
+    // A client that stops reading would otherwise keep the socket open until it gave up.
+    setTimeout(() => socket.destroy(), UNREAD_ANSWER_MS).unref();
   };
 }

@@ -79,7 +79,7 @@ function assertProblem(
   assert.equal(answer.statusLine, statusLine);
   assert.match(answer.headers['x-request-id'] ?? '', UUID);
   assert.deepEqual(answer.headers, {
-    'content-type': 'application/problem+json',
+    'content-type': 'application/problem+json; charset=utf-8',
     'content-length': String(Buffer.byteLength(answer.body)),
     'x-request-id': answer.headers['x-request-id'],
     connection: 'close',
