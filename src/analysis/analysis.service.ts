@@ -6,7 +6,8 @@ import {
   readImageHeader,
   UndecodableImageError,
 } from './image-quality.ts';
-import { createSafeFetch, FetchFailure, type FetchImage } from './safe-fetch.ts';
+import { FetchFailure } from './fetch-failure.ts';
+import { createSafeFetch, type FetchImage } from './safe-fetch.ts';
 import type { RawImage, RoomType, SceneClassifier } from './scene-types.ts';
 import { decideStageability, type StageabilityDecision } from './stageability.ts';
 import { THRESHOLDS, type Thresholds } from './thresholds.ts';

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { blockedCategory } from '../../src/analysis/address-policy.ts';
 import { looksLikeImage } from '../../src/analysis/image-quality.ts';
-import { createSafeFetch, FetchFailure, type FetchImage } from '../../src/analysis/safe-fetch.ts';
+import { FetchFailure } from '../../src/analysis/fetch-failure.ts';
+import { createSafeFetch, type FetchImage } from '../../src/analysis/safe-fetch.ts';
 import { redirect, roomPhoto, serve, startServer } from './analysis-helpers.ts';
 
 let server: Awaited<ReturnType<typeof startServer>>;
