@@ -74,6 +74,11 @@ export async function startService(
     embeddedTemplate?: Blob;
     /** Load the vision model and serve the analysis route (default: ANALYSIS_ENABLED). */
     analyzer?: boolean;
+    /**
+     * Connections an API keeps open (default {@link API_KEPT_CONNECTIONS}). Tests, which start
+     * dozens of services on one PostgreSQL server, keep fewer so as not to exhaust its connections.
+     */
+    keptConnections?: number;
   } = {},
 ): Promise<Service> {
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
@@ -91,7 +96,8 @@ export async function startService(
     poolSize,
     // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a
     // burst uses at start and keeps them; a worker opens its own as it needs them.
-    keepOpen: config.role === 'worker' ? 0 : Math.min(poolSize, API_KEPT_CONNECTIONS),
+    keepOpen:
+      config.role === 'worker' ? 0 : Math.min(poolSize, options.keptConnections ?? API_KEPT_CONNECTIONS),
     onRefillError: (error) =>
       log.warn({ err: error }, 'cannot reopen the kept database connections; retrying every few seconds'),
   });
