@@ -1,0 +1,132 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { CryptoKey } from 'jose';
+import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
+import { assertProblem } from '../helpers/api-assertions.ts';
+import {
+  anyCtx,
+  assertUnauthorized,
+  bearer,
+  ENDPOINTS,
+  generateRsaKey,
+  nowSeconds,
+  sign,
+  unsigned,
+} from '../helpers/auth-fixtures.ts';
+
+/** 401 on every protected endpoint (CONTRACT §3): missing or unusable credentials, the scheme, exp. */
+
+let svc: TestService;
+/** Signs the RS256 tokens that a service with only a shared secret must refuse. */
+let rsa: { privateKey: CryptoKey; publicPem: string };
+
+before(async () => {
+  [svc, rsa] = await Promise.all([startTestService(), generateRsaKey()]);
+});
+
+after(async () => {
+  await svc?.stop();
+});
+
+void describe('401 unauthorized on every protected endpoint', () => {
+  for (const endpoint of ENDPOINTS) {
+    void test(`${endpoint.name}: no Authorization header → WWW-Authenticate: Bearer`, async () => {
+      assertUnauthorized(await endpoint.call(svc, anyCtx, {}), endpoint.path(anyCtx), false);
+    });
+
+    void test(`${endpoint.name}: another scheme → 401`, async () => {
+      const token = await svc.token(svc.tenant());
+      for (const authorization of [
+        `Basic ${Buffer.from('user:pass').toString('base64')}`,
+        `Token ${token}`,
+      ]) {
+        assertUnauthorized(await endpoint.call(svc, anyCtx, { authorization }), endpoint.path(anyCtx), false);
+      }
+    });
+
+    void test(`${endpoint.name}: an unusable token → WWW-Authenticate: Bearer error="invalid_token"`, async () => {
+      const tenant = svc.tenant();
+      const secret = new TextEncoder().encode(svc.secret);
+      const valid = await svc.token(tenant);
+      const [head, , signature] = valid.split('.');
+      const forged = Buffer.from(JSON.stringify({ tenant_id: 'victim', scope: ALL_SCOPES })).toString(
+        'base64url',
+      );
+      const tokens: Record<string, string> = {
+        garbage: 'garbage',
+        'three garbage parts': 'abc.def.ghi',
+        expired: await sign(secret, { tenant_id: tenant, scope: ALL_SCOPES, exp: nowSeconds() - 120 }),
+        'not yet valid': await sign(secret, {
+          tenant_id: tenant,
+          scope: ALL_SCOPES,
+          nbf: nowSeconds() + 3600,
+        }),
+        'bad signature': await sign(randomBytes(32), { tenant_id: tenant, scope: ALL_SCOPES }),
+        'tampered payload': `${head}.${forged}.${signature}`,
+        'alg none': unsigned({ tenant_id: tenant, scope: ALL_SCOPES }),
+        'alg NONE': unsigned({ tenant_id: tenant, scope: ALL_SCOPES }, 'NONE'),
+        'alg none with a signature': `${unsigned({ tenant_id: tenant, scope: ALL_SCOPES })}${signature}`,
+        'RS256 though only a secret is configured': await sign(
+          rsa.privateKey,
+          { tenant_id: tenant, scope: ALL_SCOPES },
+          { alg: 'RS256' },
+        ),
+      };
+      for (const [name, token] of Object.entries(tokens)) {
+        const res = await endpoint.call(svc, anyCtx, bearer(token));
+        assert.equal(res.statusCode, 401, `${name}: ${res.body}`);
+        assertUnauthorized(res, endpoint.path(anyCtx), true);
+      }
+      // Something after the token is still a token sent, and not one that verifies.
+      for (const authorization of [`Bearer ${valid} x`, 'Bearer a b']) {
+        const res = await endpoint.call(svc, anyCtx, { authorization });
+        assert.equal(res.statusCode, 401, `${authorization}: ${res.body}`);
+        assertUnauthorized(res, endpoint.path(anyCtx), true);
+      }
+    });
+  }
+
+  void test('an empty bearer credential is 401', async () => {
+    for (const authorization of ['Bearer', 'Bearer ', '']) {
+      const res = await svc.request({ method: 'GET', url: '/products', headers: { authorization } });
+      assertProblem(res, { slug: 'unauthorized', instance: '/products' });
+      assert.match(String(res.headers['www-authenticate']), /^Bearer\b/);
+    }
+  });
+
+  void test('credentials are checked before the body is read: no token and a bad body is 401', async () => {
+    const res = await svc.request({
+      method: 'POST',
+      url: '/products/ingestions',
+      body: '{not json',
+      headers: { 'content-type': 'application/json' },
+    });
+    assertUnauthorized(res, '/products/ingestions', false);
+  });
+});
+
+void describe('the scheme is case-insensitive', () => {
+  void test('bearer and BEARER work like Bearer', async () => {
+    const token = await svc.token(svc.tenant());
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+      const res = await svc.request({
+        method: 'GET',
+        url: '/products/ingestions',
+        headers: { authorization: `${scheme} ${token}` },
+      });
+      assert.equal(res.statusCode, 200, `${scheme}: ${res.body}`);
+    }
+  });
+});
+
+void describe('a token without exp', () => {
+  void test('is accepted by default: CONTRACT §3 does not list a missing exp among the 401s', async () => {
+    const key = new TextEncoder().encode(svc.secret);
+    const token = await sign(key, { tenant_id: svc.tenant(), scope: ALL_SCOPES, exp: undefined });
+    assert.equal(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp, undefined);
+    const res = await svc.request({ method: 'GET', url: '/products', token });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { data: [], next_cursor: null });
+  });
+});
