@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { generateKeyPair, type CryptoKey } from 'jose';
-import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
+import { ALL_SCOPES, startTestServices, type TestService } from '../helpers/test-service.ts';
 import {
   assertUnauthorized,
   bearer,
@@ -29,9 +29,9 @@ let jwksServer: JwksServer;
 before(async () => {
   [rsa, jwksServer] = await Promise.all([generateRsaKey(), startJwksServer()]);
   ({ es, rsa: jwksRsa } = jwksServer);
-  [svcRsa, svcJwks] = await Promise.all([
-    startTestService({ AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: rsa.publicPem }),
-    startTestService({ AUTH_JWKS_URL: jwksServer.url }),
+  [svcRsa, svcJwks] = await startTestServices([
+    { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: rsa.publicPem },
+    { AUTH_JWKS_URL: jwksServer.url },
   ]);
 });
 

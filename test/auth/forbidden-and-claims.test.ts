@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JWTPayload } from 'jose';
-import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
+import { ALL_SCOPES, startTestServices, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { assertProblem } from '../helpers/api-assertions.ts';
 import {
@@ -23,14 +23,14 @@ let svc: TestService;
 let svcClaims: TestService;
 
 before(async () => {
-  [svc, svcClaims] = await Promise.all([
-    startTestService(),
-    startTestService({
+  [svc, svcClaims] = await startTestServices([
+    {},
+    {
       AUTH_JWT_ISSUER: ISSUER,
       AUTH_JWT_AUDIENCE: AUDIENCE,
       AUTH_TENANT_CLAIM: 'org',
       AUTH_REQUIRE_EXP: 'true',
-    }),
+    },
   ]);
 });
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
-import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
+import { ALL_SCOPES, startTestServices, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { loadVerificationKeys } from '../../src/auth/keys.ts';
@@ -25,9 +25,9 @@ let devDataDir: string;
 
 before(async () => {
   devDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'auth-dev-'));
-  [svc, svcDev] = await Promise.all([
-    startTestService(),
-    startTestService({ AUTH_JWT_SECRET: '', NODE_ENV: 'development', DATA_DIR: devDataDir }),
+  [svc, svcDev] = await startTestServices([
+    {},
+    { AUTH_JWT_SECRET: '', NODE_ENV: 'development', DATA_DIR: devDataDir },
   ]);
 });
 

@@ -41,6 +41,22 @@ export interface TestService {
 const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
 
 /**
+ * Starts one service per entry of `envs` at once. Should any fail to start, the others are stopped
+ * before the error is thrown: a file's \`after\` cannot stop services it never got, and their pools
+ * and timers would keep its test process alive.
+ */
+export async function startTestServices<const E extends ReadonlyArray<Record<string, string>>>(
+  envs: E,
+): Promise<{ -readonly [K in keyof E]: TestService }> {
+  const starts = await Promise.allSettled(envs.map((env) => startTestService(env)));
+  const started = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+  const failed = starts.find((start) => start.status === 'rejected');
+  if (!failed) return started as { -readonly [K in keyof E]: TestService };
+  await Promise.all(started.map((service) => service.stop()));
+  throw failed.reason;
+}
+
+/**
  * Starts the whole service in this process, on an in-memory PGlite by default, or on the server of
  * `TEST_DATABASE_URL` in a schema of its own (dropped at stop), so test files can run in parallel.
  * `adjust` changes the loaded configuration where a test needs what no variable allows.

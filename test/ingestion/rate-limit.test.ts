@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { startTestServices, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { NEEDS_SERVER, startSharedServices } from '../helpers/state-shared-schema.ts';
 
@@ -10,10 +10,10 @@ import { NEEDS_SERVER, startSharedServices } from '../helpers/state-shared-schem
 let limited: TestService;
 let drainless: TestService;
 before(async () => {
-  [limited, drainless] = await Promise.all([
-    startTestService({ RATE_LIMIT_PER_MINUTE: '3' }),
+  [limited, drainless] = await startTestServices([
+    { RATE_LIMIT_PER_MINUTE: '3' },
     // No worker: nothing drains, so the backlog only grows.
-    startTestService({ ROLE: 'api', MAX_PENDING_ITEMS: '5' }),
+    { ROLE: 'api', MAX_PENDING_ITEMS: '5' },
   ]);
 });
 after(async () => {
