@@ -4,11 +4,12 @@ import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { jobQueueSchema, startJobQueue, throttleErrors, type JobQueue } from './queue/job-queue.ts';
-import { loadVerificationKeys } from './auth/keys.ts';
+import { loadVerificationKeys, type VerificationKeys } from './auth/keys.ts';
 import { createTokenVerifier } from './auth/verify-token.ts';
 import { createAuthorize } from './auth/authorize.ts';
 import { buildApp, buildOperationsApp } from './http/app.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
+import type { ReadinessCheck } from './observability/health.routes.ts';
 import { createIngestionService } from './ingestion/ingestion.service.ts';
 import { createRateLimiter } from './ingestion/rate-limiter.ts';
 import { createCatalogService } from './catalog/catalog.service.ts';
@@ -61,46 +62,30 @@ async function closeApp(app: FastifyInstance, graceMs: number): Promise<void> {
   }
 }
 
+/** How a service is started; tests pass what no variable sets. */
+export interface StartOptions {
+  logger?: Logger;
+  listen?: boolean;
+  dataDir?: string | null;
+  embeddedTemplate?: Blob;
+  /** Load the vision model and serve the analysis route (default: ANALYSIS_ENABLED). */
+  analyzer?: boolean;
+  /**
+   * Connections an API keeps open (default {@link API_KEPT_CONNECTIONS}). Tests, which start
+   * dozens of services on one PostgreSQL server, keep fewer so as not to exhaust its connections.
+   */
+  keptConnections?: number;
+}
+
 /**
  * Starts the service for `config`: database and migrations, queue, then the API and/or the worker
  * as `config.role` says. Used by `npm start` and by the tests, which pass their own config.
  */
-export async function startService(
-  config: Config,
-  options: {
-    logger?: Logger;
-    listen?: boolean;
-    dataDir?: string | null;
-    embeddedTemplate?: Blob;
-    /** Load the vision model and serve the analysis route (default: ANALYSIS_ENABLED). */
-    analyzer?: boolean;
-    /**
-     * Connections an API keeps open (default {@link API_KEPT_CONNECTIONS}). Tests, which start
-     * dozens of services on one PostgreSQL server, keep fewer so as not to exhaust its connections.
-     */
-    keptConnections?: number;
-  } = {},
-): Promise<Service> {
+export async function startService(config: Config, options: StartOptions = {}): Promise<Service> {
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   // Keys first: a service that must refuse to start (production without a key) touches nothing.
   const keys = config.role === 'worker' ? null : await loadVerificationKeys(config);
-  const poolSize = config.worker.concurrency * 2 + 8;
-  const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    databaseSchema: config.databaseSchema,
-    dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
-    template: options.embeddedTemplate,
-    // Each batch slot holds a connection for its tenant lock, uses another for its writes and, on
-    // and off, a third to prepare its next batch; the rest serve the API and the queue's polling.
-    // With the worker in its own thread, each thread has a pool of this size.
-    poolSize,
-    // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a
-    // burst uses at start and keeps them; a worker opens its own as it needs them.
-    keepOpen:
-      config.role === 'worker' ? 0 : Math.min(poolSize, options.keptConnections ?? API_KEPT_CONNECTIONS),
-    onRefillError: (error) =>
-      log.warn({ err: error }, 'cannot reopen the kept database connections; retrying every few seconds'),
-  });
+  const db = await openServiceDatabase(config, options, log);
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;
   let worker: BatchWorker | null = null;
@@ -109,9 +94,12 @@ export async function startService(
   const metrics = createMetrics({ defaults: options.listen !== false });
   metrics.observePool(config.role, () => db.connections?.());
   const httpLogger = options.listen === false ? false : { level: process.env.LOG_LEVEL ?? 'info' };
-  const databaseCheck = {
+  const databaseCheck: ReadinessCheck = {
     name: 'database',
     probe: async () => (await db.query('SELECT 1 AS ok')).length === 1,
+  };
+  const listen = async (started: FastifyInstance) => {
+    if (options.listen !== false) await started.listen({ port: config.port, host: config.host });
   };
 
   try {
@@ -127,48 +115,19 @@ export async function startService(
     const started = queue;
 
     if (keys) {
-      const verify = createTokenVerifier({
-        keys,
-        issuer: config.auth.issuer,
-        audience: config.auth.audience,
-        tenantClaim: config.auth.tenantClaim,
-        requireExp: config.auth.requireExp,
-      });
-      const authorize = createAuthorize(verify);
-      // The vision model loads in its worker threads while the rest starts; /readyz waits for it.
-      // Its modules (sharp, TensorFlow.js: ~110 MiB of RSS) are imported only when it is on.
-      const analyzer =
-        (options.analyzer ?? config.analysis.enabled)
-          ? (await import('./analysis/start-analyzer.ts')).startAnalyzer({
-              allowPrivateHosts: config.analysis.allowPrivateHosts,
-              authorize,
-              onError: (error, { url }) => log.error({ err: error, url }, 'image analysis failed'),
-            })
-          : null;
-      analysis = analyzer?.analysis ?? null;
-      const rateLimiter = createRateLimiter(db, {
-        perMinute: config.limits.ratePerMinute,
-        maxPendingItems: config.limits.maxPendingItems,
-      });
-      app = await buildApp({
+      ({ app, analysis } = await buildApi({
         config,
-        authorize,
-        ingestion: createIngestionService({
-          db,
-          queue,
-          rateLimiter,
-          onSubmitted: () => (workerThread ? workerThread.wake() : started.nudge()),
-        }),
-        catalog: createCatalogService({ db }),
+        keys,
+        db,
+        queue,
         metrics,
-        readiness: [
-          databaseCheck,
-          ...(analyzer ? [{ name: 'analyzer', probe: async () => analyzer.analysis.isReady() }] : []),
-        ],
-        extraRoutes: analyzer ? [analyzer.routes] : [],
-        logger: httpLogger,
-      });
-      if (options.listen !== false) await app.listen({ port: config.port, host: config.host });
+        log,
+        httpLogger,
+        databaseCheck,
+        analyzer: options.analyzer ?? config.analysis.enabled,
+        onSubmitted: () => (workerThread ? workerThread.wake() : started.nudge()),
+      }));
+      await listen(app);
     }
 
     // A worker serves no API, but a supervisor must be able to probe it and Prometheus to scrape
@@ -181,7 +140,7 @@ export async function startService(
         readiness: [databaseCheck, { name: 'queue', probe: () => started.isReady() }],
         logger: httpLogger,
       });
-      await app.listen({ port: config.port, host: config.host });
+      await listen(app);
     }
 
     if (config.role === 'all' && config.worker.thread) {
@@ -189,21 +148,7 @@ export async function startService(
       workerThread = thread;
       metrics.addSource(() => thread.metrics());
     } else if (config.role !== 'api') {
-      const processor = createBatchProcessor({
-        db,
-        validateItem: createItemValidator(),
-        chunkSize: config.worker.chunkSize,
-        maxAttempts: MAX_BATCH_ATTEMPTS,
-      });
-      worker = createBatchWorker({
-        db,
-        queue,
-        processor,
-        metrics,
-        log,
-        concurrency: config.worker.concurrency,
-        batchRetentionDays: config.worker.batchRetentionDays,
-      });
+      worker = createWorker(config, { db, queue, metrics, log });
       await worker.start();
     }
   } catch (error) {
@@ -243,4 +188,108 @@ export async function startService(
       await db.close();
     },
   };
+}
+
+/** The database of a service, its pool sized for the role. */
+function openServiceDatabase(config: Config, options: StartOptions, log: Logger): Promise<Database> {
+  const poolSize = config.worker.concurrency * 2 + 8;
+  return openDatabase({
+    databaseUrl: config.databaseUrl,
+    databaseSchema: config.databaseSchema,
+    dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
+    template: options.embeddedTemplate,
+    // Each batch slot holds a connection for its tenant lock, uses another for its writes and, on
+    // and off, a third to prepare its next batch; the rest serve the API and the queue's polling.
+    // With the worker in its own thread, each thread has a pool of this size.
+    poolSize,
+    // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a
+    // burst uses at start and keeps them; a worker opens its own as it needs them.
+    keepOpen:
+      config.role === 'worker' ? 0 : Math.min(poolSize, options.keptConnections ?? API_KEPT_CONNECTIONS),
+    onRefillError: (error) =>
+      log.warn({ err: error }, 'cannot reopen the kept database connections; retrying every few seconds'),
+  });
+}
+
+/**
+ * The API of ROLE=api and ROLE=all, not yet listening: token verification, the services behind the
+ * routes, and the analyzer when it is on. Should the app fail to build, the analyzer is closed again.
+ */
+async function buildApi(deps: {
+  config: Config;
+  keys: VerificationKeys;
+  db: Database;
+  queue: JobQueue;
+  metrics: Metrics;
+  log: Logger;
+  httpLogger: false | { level: string };
+  databaseCheck: ReadinessCheck;
+  analyzer: boolean;
+  onSubmitted: () => void;
+}): Promise<{ app: FastifyInstance; analysis: AnalysisService | null }> {
+  const { config, db, log } = deps;
+  const authorize = createAuthorize(
+    createTokenVerifier({
+      keys: deps.keys,
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+      tenantClaim: config.auth.tenantClaim,
+      requireExp: config.auth.requireExp,
+    }),
+  );
+  // The vision model loads in its worker threads while the rest starts; /readyz waits for it.
+  // Its modules (sharp, TensorFlow.js: ~110 MiB of RSS) are imported only when it is on.
+  const analyzer = deps.analyzer
+    ? (await import('./analysis/start-analyzer.ts')).startAnalyzer({
+        allowPrivateHosts: config.analysis.allowPrivateHosts,
+        authorize,
+        onError: (error, { url }) => log.error({ err: error, url }, 'image analysis failed'),
+      })
+    : null;
+  try {
+    const app = await buildApp({
+      config,
+      authorize,
+      ingestion: createIngestionService({
+        db,
+        queue: deps.queue,
+        rateLimiter: createRateLimiter(db, {
+          perMinute: config.limits.ratePerMinute,
+          maxPendingItems: config.limits.maxPendingItems,
+        }),
+        onSubmitted: deps.onSubmitted,
+      }),
+      catalog: createCatalogService({ db }),
+      metrics: deps.metrics,
+      readiness: [
+        deps.databaseCheck,
+        ...(analyzer ? [{ name: 'analyzer', probe: async () => analyzer.analysis.isReady() }] : []),
+      ],
+      extraRoutes: analyzer ? [analyzer.routes] : [],
+      logger: deps.httpLogger,
+    });
+    return { app, analysis: analyzer?.analysis ?? null };
+  } catch (error) {
+    await analyzer?.analysis.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The batch worker of this thread (ROLE=worker, or ROLE=all on the embedded database), not started. */
+function createWorker(
+  config: Config,
+  deps: { db: Database; queue: JobQueue; metrics: Metrics; log: Logger },
+): BatchWorker {
+  const processor = createBatchProcessor({
+    db: deps.db,
+    validateItem: createItemValidator(),
+    chunkSize: config.worker.chunkSize,
+    maxAttempts: MAX_BATCH_ATTEMPTS,
+  });
+  return createBatchWorker({
+    ...deps,
+    processor,
+    concurrency: config.worker.concurrency,
+    batchRetentionDays: config.worker.batchRetentionDays,
+  });
 }
