@@ -128,16 +128,22 @@ export async function startJobQueue(
   boss.on('error', onError);
   // pg-boss creates its schema and a queue's partition without a lock of its own: processes starting
   // together on a new database deadlocked there (40P01). They take turns, as migrations do.
-  const setUp = await db.withLock(`job-queue-setup:${schema}`, 120_000, async () => {
-    await boss.start();
-    await boss.createQueue(INGEST_QUEUE, {
-      name: INGEST_QUEUE,
-      retryLimit: 20,
-      retryDelay: 2,
-      retryBackoff: true,
-      expireInSeconds: JOB_EXPIRE_SECONDS,
+  const setUp = await db
+    .withLock(`job-queue-setup:${schema}`, 120_000, async () => {
+      await boss.start();
+      await boss.createQueue(INGEST_QUEUE, {
+        name: INGEST_QUEUE,
+        retryLimit: 20,
+        retryDelay: 2,
+        retryBackoff: true,
+        expireInSeconds: JOB_EXPIRE_SECONDS,
+      });
+    })
+    .catch(async (error: unknown) => {
+      // A started pg-boss keeps polling and supervising: a failed start must not leave it behind.
+      await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
+      throw error;
     });
-  });
   if (!setUp) throw new Error('Could not take the job queue set-up lock within 120 s');
 
   return {

@@ -111,6 +111,23 @@ void test("pg-boss's own failures reach onError instead of vanishing", async () 
   assert.equal((errors[0] as Error).message, 'connection to the database was lost');
 });
 
+void test('a queue whose set-up fails stops pg-boss instead of leaving it polling', async () => {
+  let setUpFailed = false;
+  let queriesAfterwards = 0;
+  const db = interceptQueries(svc.service.db, (run, text) => {
+    if (setUpFailed) queriesAfterwards++;
+    return text.includes('create_queue(') ? Promise.reject(new Error('could not create the queue')) : run();
+  });
+  await assert.rejects(
+    startJobQueue(db, { schema: svc.service.queue.schema, maintenanceIntervalSeconds: 1 }),
+    /could not create the queue/,
+  );
+  setUpFailed = true;
+  // A pg-boss left running would look for expired jobs every second.
+  await sleep(2_500);
+  assert.equal(queriesAfterwards, 0);
+});
+
 void test('throttleErrors passes one error a minute and counts those it held back', () => {
   let now = 0;
   const reported: Array<[unknown, number]> = [];
