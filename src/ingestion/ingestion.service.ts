@@ -14,6 +14,7 @@ import {
   type BatchListPosition,
   type ItemErrorRow,
 } from './batch.repository.ts';
+import { MAX_ITEMS_PER_BATCH } from './ingestion.schemas.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';
 
 /** A page of a cursor-paginated list. */
@@ -91,6 +92,9 @@ export function createIngestionService(deps: {
       const batch = await batchOf(tenantId, batchId);
       const scope = `errors:${batch.batch_id}`;
       const afterIndex = cursor === undefined ? -1 : decodeCursor<number>(cursor, scope, 'number');
+      // A position is the index of the last item listed, or -1 before the first: a hand-made one
+      // beyond any batch's items is no position (and past 2^31 would overflow the integer column).
+      if (afterIndex < -1 || afterIndex >= MAX_ITEMS_PER_BATCH) throw invalidCursor();
       // Items are settled in index order, and a chunk's failures commit with the move of next_index
       // past it. Validation failures further on are recorded earlier, but listing only below
       // next_index keeps a walk from passing an index that may still get a record (a sku_conflict).

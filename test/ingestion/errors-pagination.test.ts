@@ -173,6 +173,23 @@ void describe('walking the errors of a batch', () => {
     }
   });
 
+  void test('a hand-made cursor reads as a position only between -1 and the last item index, 999', async () => {
+    const cursorOf = (position: number) =>
+      Buffer.from(JSON.stringify([`errors:${batchId}`, position])).toString('base64url');
+    // 2^31 used to reach PostgreSQL and come back as a 500 (integer out of range).
+    for (const position of [-2, 1000, 2 ** 31, Number.MAX_SAFE_INTEGER, 1.5]) {
+      await assertRefusedOn(errorsUrl(batchId, `?cursor=${cursorOf(position)}`), 'cursor', String(position));
+    }
+    assert.deepEqual(
+      await getPage(token, errorsUrl(batchId, `?limit=5&cursor=${cursorOf(-1)}`)),
+      await getPage(token, errorsUrl(batchId, '?limit=5')),
+    );
+    assert.deepEqual(await getPage(token, errorsUrl(batchId, `?cursor=${cursorOf(999)}`)), {
+      data: [],
+      next_cursor: null,
+    });
+  });
+
   void test('a cursor of another batch, or of another list, is 400 on field cursor', async () => {
     const other = await ingest(
       svc,
