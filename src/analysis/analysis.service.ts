@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { VlmConfig } from './analysis-config.ts';
+import { createDecodeBudget, DecodeTooLargeError } from './decode-budget.ts';
 import {
   asUndecodable,
   measureImageQuality,
@@ -64,6 +65,8 @@ export interface AnalysisServiceDependencies {
   cacheTtlMs?: number;
   maxConcurrentImages?: number;
   maxQueuedImages?: number;
+  /** Estimated memory the images being decoded at once may take together (default 1 GiB). */
+  decodeMemoryBytes?: number;
   /** Told about failures that are the analyzer's, not the image's (a model crash, a VLM outage). */
   onError?: (error: unknown, context: { url?: string }) => void;
   now?: () => number;
@@ -116,6 +119,9 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
     maxRunning: deps.maxConcurrentImages ?? 16,
     maxWaiting: deps.maxQueuedImages ?? 100,
   });
+  // The work queue bounds the images in work; this bounds what their decodes take together, which
+  // the image's bytes do not (a small AVIF may decode to gigabytes).
+  const decodeBudget = createDecodeBudget(deps.decodeMemoryBytes ?? 1024 * 1024 * 1024);
 
   /** The decision for the bytes of one image, or the sentence saying why there is none. */
   const analyzeBytes = async (body: Buffer, url: string): Promise<StageabilityDecision | string> => {
@@ -126,12 +132,20 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
     try {
       // One decode serves both: the model's copy is also the fixed-size copy quality is measured on.
       const header = await readImageHeader(body);
-      const raw = await deps.decode(body).catch((error: unknown) => Promise.reject(asUndecodable(error)));
-      const quality = await measureImageQuality(body, { header, decoded: raw, thresholds });
+      const { raw, quality } = await decodeBudget.run(header.decodeBytes, async () => {
+        const raw = await deps.decode(body).catch((error: unknown) => Promise.reject(asUndecodable(error)));
+        return { raw, quality: await measureImageQuality(body, { header, decoded: raw, thresholds }) };
+      });
       await classifier.ready();
       decision = decideStageability(quality, await classifier.classify(raw), thresholds);
     } catch (error) {
       if (error instanceof UndecodableImageError) return `Not a decodable image: ${error.message}`;
+      if (error instanceof DecodeTooLargeError) {
+        return (
+          `Too large to decode: this image would take about ${error.neededMiB} MiB of memory to decode, ` +
+          `more than the analyzer's ${error.budgetMiB} MiB; send a smaller copy`
+        );
+      }
       onError(error, { url });
       return 'The analyzer could not process this image; try again later';
     }

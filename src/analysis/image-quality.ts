@@ -1,4 +1,5 @@
 import sharp, { type Metadata } from 'sharp';
+import { estimateDecodeBytes } from './decode-budget.ts';
 import type { RawImage } from './scene-types.ts';
 import { THRESHOLDS, type Thresholds } from './thresholds.ts';
 
@@ -27,6 +28,8 @@ export interface ImageHeader {
   width: number;
   height: number;
   format: string;
+  /** The estimated peak memory of decoding it ({@link estimateDecodeBytes}). */
+  decodeBytes: number;
 }
 
 /** The picture could not be decoded (corrupt, truncated, or a format sharp does not read). */
@@ -84,7 +87,7 @@ export async function readImageHeader(input: Buffer): Promise<ImageHeader> {
   if (width * height > MAX_INPUT_PIXELS) {
     throw new UndecodableImageError(`${width}×${height} is more pixels than the analyzer decodes`);
   }
-  return { width, height, format: metadata.format };
+  return { width, height, format: metadata.format, decodeBytes: estimateDecodeBytes(metadata) };
 }
 
 /**
@@ -139,7 +142,9 @@ export async function measureImageQuality(
   const grey = greyOf(copy);
   const shortSide = Math.min(header.width, header.height);
   return {
-    ...header,
+    width: header.width,
+    height: header.height,
+    format: header.format,
     shortSide,
     aspectRatio: Math.max(header.width, header.height) / shortSide,
     sharpness: laplacianVariance(grey, copy.width, copy.height),

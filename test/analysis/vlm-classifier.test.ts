@@ -147,6 +147,7 @@ void test('reads its settings from the environment; the provider is off by defau
     cacheTtlMs: 300_000,
     maxConcurrentImages: 16,
     maxQueuedImages: 100,
+    decodeMemoryBytes: 1024 * 1024 * 1024,
   });
   assert.deepEqual(
     loadAnalysisConfig({
@@ -171,6 +172,11 @@ void test('reads its settings from the environment; the provider is off by defau
   assert.throws(
     () => loadAnalysisConfig({ ANALYSIS_MAX_QUEUED_IMAGES: 'many' }),
     refusal('ANALYSIS_MAX_QUEUED_IMAGES must be an integer from 0 up'),
+  );
+  assert.equal(loadAnalysisConfig({ ANALYSIS_DECODE_MEMORY_MB: '256' }).decodeMemoryBytes, 256 * 1024 * 1024);
+  assert.throws(
+    () => loadAnalysisConfig({ ANALYSIS_DECODE_MEMORY_MB: '63' }),
+    refusal('ANALYSIS_DECODE_MEMORY_MB must be an integer from 64 up'),
   );
 });
 
