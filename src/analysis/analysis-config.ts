@@ -16,13 +16,15 @@ export interface AnalysisConfig {
   cacheTtlMs: number;
   maxConcurrentImages: number;
   maxQueuedImages: number;
+  maxImagesPerTenant: number;
   decodeMemoryBytes: number;
 }
 
 /**
  * Reads ANALYSIS_VLM_URL, ANALYSIS_VLM_MODEL, ANALYSIS_VLM_API_KEY, ANALYSIS_VLM_TIMEOUT_MS,
- * ANALYSIS_CACHE_TTL_SECONDS, ANALYSIS_MAX_CONCURRENT_IMAGES, ANALYSIS_MAX_QUEUED_IMAGES and
- * ANALYSIS_DECODE_MEMORY_MB (docs/analyzer.md lists their defaults).
+ * ANALYSIS_CACHE_TTL_SECONDS, ANALYSIS_MAX_CONCURRENT_IMAGES, ANALYSIS_MAX_QUEUED_IMAGES,
+ * ANALYSIS_MAX_IMAGES_PER_TENANT and ANALYSIS_DECODE_MEMORY_MB (docs/analyzer.md lists their
+ * defaults).
  */
 export function loadAnalysisConfig(env: NodeJS.ProcessEnv = process.env): AnalysisConfig {
   const url = optional(env, 'ANALYSIS_VLM_URL');
@@ -44,6 +46,8 @@ export function loadAnalysisConfig(env: NodeJS.ProcessEnv = process.env): Analys
     cacheTtlMs: integer(env, 'ANALYSIS_CACHE_TTL_SECONDS', 300, 0) * 1000,
     maxConcurrentImages: integer(env, 'ANALYSIS_MAX_CONCURRENT_IMAGES', 16, 1),
     maxQueuedImages: integer(env, 'ANALYSIS_MAX_QUEUED_IMAGES', 100, 0),
+    // At least one request's worth, or a tenant could never be served.
+    maxImagesPerTenant: integer(env, 'ANALYSIS_MAX_IMAGES_PER_TENANT', 40, 10),
     decodeMemoryBytes: integer(env, 'ANALYSIS_DECODE_MEMORY_MB', 1024, 64) * 1024 * 1024,
   };
 }

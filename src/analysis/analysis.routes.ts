@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Authorize } from '../auth/authorize.ts';
+import { principalOf, type Authorize } from '../auth/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { AuthChallengeHeaders, documented, ERROR_DESCRIPTIONS, RetryAfterHeaders } from '../http/schemas.ts';
 import type { AnalysisService } from './analysis.service.ts';
@@ -91,14 +91,14 @@ export function analysisRoutes(deps: {
             413: documented(ERROR_DESCRIPTIONS[413], AnalysisErrorBody),
             415: documented(ERROR_DESCRIPTIONS[415], AnalysisErrorBody),
             429: documented(
-              'The analyzer’s queue is full; retry after Retry-After seconds',
+              'The analyzer’s queue, or this tenant’s share of it, is full; retry after Retry-After seconds',
               AnalysisErrorBody,
               RetryAfterHeaders,
             ),
           },
         },
       },
-      async (request) => deps.analysis.analyze(request.body.imageUrls),
+      async (request) => deps.analysis.analyze(request.body.imageUrls, principalOf(request).tenantId),
     );
   };
 }

@@ -43,8 +43,11 @@ export interface AnalysisResult {
 
 /** Analyzes image URLs for virtual staging; knows nothing of HTTP. */
 export interface AnalysisService {
-  /** One entry per URL, in order; throws `RateLimitedError` when the analyzer's backlog is full. */
-  analyze(urls: string[]): Promise<AnalysisResult>;
+  /**
+   * One entry per URL, in order; throws `RateLimitedError` when the analyzer's backlog is full or
+   * `tenant` already holds its share of it.
+   */
+  analyze(urls: string[], tenant?: string): Promise<AnalysisResult>;
   /** Resolves once the model is loaded (readiness waits on it). */
   ready(): Promise<void>;
   isReady(): boolean;
@@ -65,6 +68,8 @@ export interface AnalysisServiceDependencies {
   cacheTtlMs?: number;
   maxConcurrentImages?: number;
   maxQueuedImages?: number;
+  /** Images one tenant may have in work or waiting at once. */
+  maxImagesPerTenant?: number;
   /** Estimated memory the images being decoded at once may take together (default 1 GiB). */
   decodeMemoryBytes?: number;
   /** Told about failures that are the analyzer's, not the image's (a model crash, a VLM outage). */
@@ -118,6 +123,7 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
   const queue = createWorkQueue({
     maxRunning: deps.maxConcurrentImages ?? 16,
     maxWaiting: deps.maxQueuedImages ?? 100,
+    maxPerOwner: deps.maxImagesPerTenant ?? 40,
   });
   // The work queue bounds the images in work; this bounds what their decodes take together, which
   // the image's bytes do not (a small AVIF may decode to gigabytes).
@@ -179,8 +185,9 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
   };
 
   return {
-    async analyze(urls) {
-      const results = await queue.runAll(urls.map((url) => () => shared(url))).catch((error: unknown) => {
+    async analyze(urls, tenant) {
+      const tasks = urls.map((url) => () => shared(url));
+      const results = await queue.runAll(tasks, tenant).catch((error: unknown) => {
         if (!(error instanceof QueueFullError)) throw error;
         throw new RateLimitedError(error.message, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
       });

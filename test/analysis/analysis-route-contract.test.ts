@@ -208,7 +208,11 @@ void test('the route and its schemas appear in the OpenAPI document', async () =
     ['403', 'Token without a tenant or without the required scope', []],
     ['413', 'Body too large', []],
     ['415', 'Body is not uncompressed application/json in UTF-8', []],
-    ['429', 'The analyzer’s queue is full; retry after Retry-After seconds', ['Retry-After']],
+    [
+      '429',
+      'The analyzer’s queue, or this tenant’s share of it, is full; retry after Retry-After seconds',
+      ['Retry-After'],
+    ],
   ]);
   await documented.close();
 });

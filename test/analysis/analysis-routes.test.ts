@@ -244,3 +244,38 @@ void test('a full analyzer answers 429 in the analysis shape, with Retry-After',
     await busyApp.close();
   }
 });
+
+void test('one tenant holds at most its share of the analyzer: its next request is 429, others still get in', async () => {
+  const slowModel = fakeClassifier(() => verdict(), { delayMs: 300 });
+  const shared = createAnalysisService({
+    classifier: slowModel,
+    decode: decodeForTests,
+    allowPrivateHosts: true,
+    maxConcurrentImages: 4,
+    maxQueuedImages: 100,
+    maxImagesPerTenant: 10,
+  });
+  const sharedApp = await buildAnalysisApp(shared);
+  const busyTenant = `Bearer ${await mintToken({ tenant: 'busy-tenant' })}`;
+  const otherTenant = `Bearer ${await mintToken({ tenant: 'other-tenant' })}`;
+  try {
+    const tenUrls = Array.from({ length: 10 }, (_, n) => server.url(`/photo.jpg?share=${n}`));
+    const running = post({ imageUrls: tenUrls }, busyTenant, sharedApp);
+    while (slowModel.calls < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const refused = await post({ imageUrls: [server.url('/photo.jpg?share=10')] }, busyTenant, sharedApp);
+    assert.equal(refused.status, 429);
+    assert.deepEqual(refused.body, {
+      statusCode: 429,
+      message: 'The analyzer is still working on 10 earlier images of this account; retry in a few seconds.',
+      error: 'Too Many Requests',
+    });
+    assert.equal(refused.headers['retry-after'], '5');
+    const other = await post({ imageUrls: [server.url('/photo.jpg?other')] }, otherTenant, sharedApp);
+    assert.equal(other.status, 200);
+    assert.equal((await running).status, 200);
+    const again = await post({ imageUrls: [server.url('/photo.jpg?share=10')] }, busyTenant, sharedApp);
+    assert.equal(again.status, 200);
+  } finally {
+    await sharedApp.close();
+  }
+});

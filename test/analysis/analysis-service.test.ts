@@ -228,6 +228,39 @@ void test('work queue: runs at most maxRunning at once, admits all or nothing', 
   assert.equal(queue.running, 0);
 });
 
+void test('work queue: one owner holds at most maxPerOwner tasks, and owners take turns for free slots', async () => {
+  const queue = createWorkQueue({ maxRunning: 1, maxWaiting: 10, maxPerOwner: 3 });
+  const started: string[] = [];
+  const finish: Array<() => void> = [];
+  const task = (name: string) => () => {
+    started.push(name);
+    return new Promise<string>((resolve) => finish.push(() => resolve(name)));
+  };
+  const a = queue.runAll([task('a1'), task('a2'), task('a3')], 'a');
+  const b = queue.runAll([task('b1'), task('b2')], 'b');
+  await assert.rejects(
+    queue.runAll([task('a4')], 'a'),
+    (error: unknown) =>
+      error instanceof QueueFullError &&
+      error.message ===
+        'The analyzer is still working on 3 earlier images of this account; retry in a few seconds.',
+  );
+  assert.equal(queue.waiting, 4, 'a refused request leaves nothing behind');
+  while (finish.length > 0) {
+    finish.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.deepEqual(await a, ['a1', 'a2', 'a3']);
+  assert.deepEqual(await b, ['b1', 'b2']);
+  // a1 ran at once; from then on a freed slot goes to a and b in turn.
+  assert.deepEqual(started, ['a1', 'a2', 'b1', 'a3', 'b2']);
+  // Its share given back, a is admitted again.
+  const again = queue.runAll([task('a5')], 'a');
+  await new Promise((resolve) => setImmediate(resolve));
+  finish.shift()!();
+  assert.deepEqual(await again, ['a5']);
+});
+
 void test('ttl cache: bounded, least recently used goes first', () => {
   const cache = createTtlCache<number>({ ttlMs: 1000, maxEntries: 2, now: () => 0 });
   cache.set('a', 1);

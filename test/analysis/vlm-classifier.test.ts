@@ -147,6 +147,7 @@ void test('reads its settings from the environment; the provider is off by defau
     cacheTtlMs: 300_000,
     maxConcurrentImages: 16,
     maxQueuedImages: 100,
+    maxImagesPerTenant: 40,
     decodeMemoryBytes: 1024 * 1024 * 1024,
   });
   assert.deepEqual(
@@ -172,6 +173,10 @@ void test('reads its settings from the environment; the provider is off by defau
   assert.throws(
     () => loadAnalysisConfig({ ANALYSIS_MAX_QUEUED_IMAGES: 'many' }),
     refusal('ANALYSIS_MAX_QUEUED_IMAGES must be an integer from 0 up'),
+  );
+  assert.throws(
+    () => loadAnalysisConfig({ ANALYSIS_MAX_IMAGES_PER_TENANT: '9' }),
+    refusal('ANALYSIS_MAX_IMAGES_PER_TENANT must be an integer from 10 up'),
   );
   assert.equal(loadAnalysisConfig({ ANALYSIS_DECODE_MEMORY_MB: '256' }).decodeMemoryBytes, 256 * 1024 * 1024);
   assert.throws(
