@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { VlmConfig } from './analysis-config.ts';
-import { createDecodeBudget, DecodeTooLargeError } from './decode-budget.ts';
+import { createDecodeBudget, DecodeTooLargeError, DEFAULT_DECODE_MEMORY_BYTES } from './decode-budget.ts';
 import {
   asUndecodable,
   measureImageQuality,
@@ -127,10 +127,14 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
   });
   // The work queue bounds the images in work; this bounds what their decodes take together, which
   // the image's bytes do not (a small AVIF may decode to gigabytes).
-  const decodeBudget = createDecodeBudget(deps.decodeMemoryBytes ?? 1024 * 1024 * 1024);
+  const decodeBudget = createDecodeBudget(deps.decodeMemoryBytes ?? DEFAULT_DECODE_MEMORY_BYTES);
 
   /** The decision for the bytes of one image, or the sentence saying why there is none. */
-  const analyzeBytes = async (body: Buffer, url: string): Promise<StageabilityDecision | string> => {
+  const analyzeBytes = async (
+    body: Buffer,
+    url: string,
+    tenant: string,
+  ): Promise<StageabilityDecision | string> => {
     const hash = createHash('sha256').update(body).digest('hex');
     const known = byContent.get(hash);
     if (known) return known;
@@ -138,7 +142,7 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
     try {
       // One decode serves both: the model's copy is also the fixed-size copy quality is measured on.
       const header = await readImageHeader(body);
-      const { raw, quality } = await decodeBudget.run(header.decodeBytes, async () => {
+      const { raw, quality } = await decodeBudget.run(header.decodeBytes, tenant, async () => {
         const raw = await deps.decode(body).catch((error: unknown) => Promise.reject(asUndecodable(error)));
         return { raw, quality: await measureImageQuality(body, { header, decoded: raw, thresholds }) };
       });
@@ -160,7 +164,7 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
   };
 
   /** Fetches and analyzes one URL; never throws: a failure becomes its reason. */
-  const analyzeUrl = async (url: string): Promise<StageabilityDecision | string> => {
+  const analyzeUrl = async (url: string, tenant: string): Promise<StageabilityDecision | string> => {
     const cached = byUrl.get(url);
     if (cached) return cached;
     let body: Buffer;
@@ -171,22 +175,22 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
       onError(error, { url });
       return 'The image could not be fetched';
     }
-    const result = await analyzeBytes(body, url);
+    const result = await analyzeBytes(body, url, tenant);
     if (typeof result !== 'string') byUrl.set(url, result);
     return result;
   };
 
-  const shared = (url: string): Promise<StageabilityDecision | string> => {
+  const shared = (url: string, tenant: string): Promise<StageabilityDecision | string> => {
     const running = inFlight.get(url);
     if (running) return running;
-    const started = analyzeUrl(url).finally(() => inFlight.delete(url));
+    const started = analyzeUrl(url, tenant).finally(() => inFlight.delete(url));
     inFlight.set(url, started);
     return started;
   };
 
   return {
-    async analyze(urls, tenant) {
-      const tasks = urls.map((url) => () => shared(url));
+    async analyze(urls, tenant = '') {
+      const tasks = urls.map((url) => () => shared(url, tenant));
       const results = await queue.runAll(tasks, tenant).catch((error: unknown) => {
         if (!(error instanceof QueueFullError)) throw error;
         throw new RateLimitedError(error.message, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });

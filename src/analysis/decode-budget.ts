@@ -1,5 +1,5 @@
-import { Semaphore } from 'async-mutex';
 import type { Metadata } from 'sharp';
+import { createFairShare } from './fair-share.ts';
 
 /**
  * What decoding an image costs in memory, told from its header alone, and a budget that images being
@@ -8,6 +8,9 @@ import type { Metadata } from 'sharp';
  */
 
 const MIB = 1024 * 1024;
+
+/** What the decodes running at once may take together unless configured otherwise. */
+export const DEFAULT_DECODE_MEMORY_BYTES = 1024 * MIB;
 
 /** Samples per pixel of a JPEG's planes (luma plus subsampled chroma), in halves, by subsampling. */
 const JPEG_HALF_SAMPLES_PER_PIXEL: Record<string, number> = {
@@ -56,29 +59,32 @@ export class DecodeTooLargeError extends Error {
   }
 }
 
-/** Lets decodes run at once while their estimated memory fits `budgetBytes`, the others in turn. */
+/**
+ * Lets decodes run at once while their estimated memory fits the budget; the others wait, tenants
+ * in turn ({@link createFairShare}), so one tenant's large images do not hold up another's.
+ */
 export interface DecodeBudget {
-  readonly budgetBytes: number;
   /**
-   * Runs `decode` once `costBytes` fit beside the decodes running (first come, first served); throws
+   * Runs `decode` for `owner` once `costBytes` fit beside the decodes running; throws
    * {@link DecodeTooLargeError} at once when they never would.
    */
-  run<T>(costBytes: number, decode: () => Promise<T>): Promise<T>;
-  /** Bytes held by decodes running now. */
-  inUse(): number;
+  run<T>(costBytes: number, owner: string, decode: () => Promise<T>): Promise<T>;
 }
 
 export function createDecodeBudget(budgetBytes: number): DecodeBudget {
-  // The semaphore counts whole mebibytes; every decode holds at least one.
+  // Counted in whole mebibytes; every decode holds at least one.
   const units = Math.floor(budgetBytes / MIB);
-  const semaphore = new Semaphore(units);
+  const share = createFairShare(units);
   return {
-    budgetBytes: units * MIB,
-    async run(costBytes, decode) {
+    async run(costBytes, owner, decode) {
       const weight = Math.max(1, Math.ceil(costBytes / MIB));
       if (weight > units) throw new DecodeTooLargeError(weight, units);
-      return semaphore.runExclusive(decode, weight);
+      const release = await share.acquire(owner, weight);
+      try {
+        return await decode();
+      } finally {
+        release();
+      }
     },
-    inUse: () => (units - semaphore.getValue()) * MIB,
   };
 }

@@ -1,3 +1,5 @@
+import { createFairShare } from './fair-share.ts';
+
 /** The analyzer cannot take these images now; the caller should retry later. */
 export class QueueFullError extends Error {}
 
@@ -16,8 +18,9 @@ export interface WorkQueue {
  * Creates a bounded work queue. `maxRunning` caps the memory held by images being fetched and decoded
  * at once; `maxWaiting` caps the backlog, so a burst is refused with a clear error instead of growing
  * without limit. Owners (tenants) share it fairly: one owner holds at most `maxPerOwner` tasks,
- * running or waiting, and a freed slot goes to the owners in turn, so one tenant's backlog neither
- * fills the queue nor delays the others by more than a task each.
+ * running or waiting, and a freed slot goes to the owners with waiting tasks in turn
+ * ({@link createFairShare}), so one tenant's backlog does not delay the others by more than about
+ * a task each.
  */
 export function createWorkQueue({
   maxRunning,
@@ -28,79 +31,51 @@ export function createWorkQueue({
   maxWaiting: number;
   maxPerOwner?: number;
 }): WorkQueue {
-  let running = 0;
-  let waitingCount = 0;
-  // Waiting tasks by owner; the map's order is the turn order (an owner served goes to the back).
-  const waiting = new Map<string, Array<() => void>>();
+  const slots = createFairShare(maxRunning);
   const held = new Map<string, number>();
 
-  const takeNext = (): (() => void) | undefined => {
-    for (const [owner, starts] of waiting) {
-      const start = starts.shift()!;
-      waiting.delete(owner);
-      if (starts.length > 0) waiting.set(owner, starts);
-      waitingCount -= 1;
-      return start;
-    }
-    return undefined;
-  };
-
-  const release = (owner: string) => {
+  const giveBack = (owner: string) => {
     const left = held.get(owner)! - 1;
     if (left === 0) held.delete(owner);
     else held.set(owner, left);
-    running -= 1;
-    const next = takeNext();
-    if (next) {
-      running += 1;
-      next();
-    }
   };
 
-  const run = <T>(task: () => Promise<T>, owner: string): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const start = () => {
-        // A task that throws synchronously still releases its slot.
-        Promise.resolve()
-          .then(task)
-          .then(resolve, reject)
-          .finally(() => release(owner));
-      };
-      if (running < maxRunning) {
-        running += 1;
-        start();
-      } else {
-        const starts = waiting.get(owner);
-        if (starts) starts.push(start);
-        else waiting.set(owner, [start]);
-        waitingCount += 1;
-      }
-    });
+  const run = async <T>(task: () => Promise<T>, owner: string): Promise<T> => {
+    const release = await slots.acquire(owner, 1);
+    try {
+      return await task();
+    } finally {
+      release();
+      giveBack(owner);
+    }
+  };
 
   return {
     runAll<T>(tasks: Array<() => Promise<T>>, owner = ''): Promise<T[]> {
       const holding = held.get(owner) ?? 0;
       if (holding + tasks.length > maxPerOwner) {
+        const earlier = holding === 1 ? '1 earlier image' : `${holding} earlier images`;
         return Promise.reject(
           new QueueFullError(
-            `The analyzer is still working on ${holding} earlier images of this account; retry in a few seconds.`,
+            `The analyzer is still working on ${earlier} of this account; retry in a few seconds.`,
           ),
         );
       }
-      const overflow = Math.max(0, tasks.length - (maxRunning - running));
-      if (waitingCount + overflow > maxWaiting) {
+      const overflow = Math.max(0, tasks.length - (maxRunning - slots.used));
+      if (slots.waiting + overflow > maxWaiting) {
         return Promise.reject(
           new QueueFullError('The analyzer is busy: too many images are waiting; retry in a few seconds.'),
         );
       }
+      if (tasks.length === 0) return Promise.resolve([]);
       held.set(owner, holding + tasks.length);
       return Promise.all(tasks.map((task) => run(task, owner)));
     },
     get running() {
-      return running;
+      return slots.used;
     },
     get waiting() {
-      return waitingCount;
+      return slots.waiting;
     },
   };
 }

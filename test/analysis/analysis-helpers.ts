@@ -177,3 +177,12 @@ export function fakeClassifier(
   };
   return fake;
 }
+
+/** Resolves once `condition` holds; fails the test if it does not within `ms`. */
+export async function reached(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -14,6 +14,7 @@ import {
   serve,
   solid,
   startServer,
+  reached,
   verdict,
 } from './analysis-helpers.ts';
 
@@ -224,7 +225,7 @@ void test('a full analyzer answers 429 in the analysis shape, with Retry-After',
       busyApp,
     );
     // The first two images have reached the model (so two more wait behind them).
-    while (slowModel.calls < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await reached(() => slowModel.calls >= 2, 'two images at the model');
     const refused = await post(
       { imageUrls: [server.url('/photo.jpg?e'), server.url('/photo.jpg?f')] },
       undefined,
@@ -261,7 +262,7 @@ void test('one tenant holds at most its share of the analyzer: its next request 
   try {
     const tenUrls = Array.from({ length: 10 }, (_, n) => server.url(`/photo.jpg?share=${n}`));
     const running = post({ imageUrls: tenUrls }, busyTenant, sharedApp);
-    while (slowModel.calls < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await reached(() => slowModel.calls >= 1, 'an image at the model');
     const refused = await post({ imageUrls: [server.url('/photo.jpg?share=10')] }, busyTenant, sharedApp);
     assert.equal(refused.status, 429);
     assert.deepEqual(refused.body, {

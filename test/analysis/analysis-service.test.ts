@@ -254,11 +254,28 @@ void test('work queue: one owner holds at most maxPerOwner tasks, and owners tak
   assert.deepEqual(await b, ['b1', 'b2']);
   // a1 ran at once; from then on a freed slot goes to a and b in turn.
   assert.deepEqual(started, ['a1', 'a2', 'b1', 'a3', 'b2']);
-  // Its share given back, a is admitted again.
-  const again = queue.runAll([task('a5')], 'a');
+  // Tasks that throw or reject give their share back too.
+  await assert.rejects(
+    queue.runAll(
+      [
+        () => {
+          throw new Error('thrown');
+        },
+        () => Promise.reject(new Error('rejected')),
+      ],
+      'a',
+    ),
+    /thrown/,
+  );
   await new Promise((resolve) => setImmediate(resolve));
-  finish.shift()!();
-  assert.deepEqual(await again, ['a5']);
+  // Its whole share given back, a is admitted again for all of it.
+  const again = queue.runAll([task('a5'), task('a6'), task('a7')], 'a');
+  while (finish.length > 0 || started.length < 8) {
+    await new Promise((resolve) => setImmediate(resolve));
+    finish.shift()?.();
+  }
+  assert.deepEqual(await again, ['a5', 'a6', 'a7']);
+  assert.deepEqual([queue.running, queue.waiting], [0, 0]);
 });
 
 void test('ttl cache: bounded, least recently used goes first', () => {

@@ -50,40 +50,48 @@ void test('the estimate follows the format: 10,000 pixels cost what the measurem
   }
 });
 
-void test('decodes run together while they fit the budget, and in arrival order when they do not', async () => {
-  const budget = createDecodeBudget(4 * MIB);
+/** A decode that starts (noted in `events`) and ends when the test says so. */
+function heldDecodes() {
   const events: string[] = [];
-  const ends: Record<string, () => void> = {};
-  const decode = (name: string, costMiB: number) =>
-    budget.run(costMiB * MIB, async () => {
-      events.push(`start ${name}`);
-      await new Promise<void>((resolve) => (ends[name] = resolve));
-      events.push(`end ${name}`);
-      return name;
-    });
-  const a = decode('a', 3);
-  const b = decode('b', 2);
-  // c would fit beside a, but b came first: a big decode is not passed over forever by small ones.
-  const c = decode('c', 1);
+  const ends = new Map<string, () => void>();
+  const decode = (name: string) => async () => {
+    events.push(name);
+    await new Promise<void>((resolve) => ends.set(name, resolve));
+    return name;
+  };
+  const end = async (name: string) => {
+    ends.get(name)!();
+    // Let the freed share reach the next decode.
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { events, decode, end };
+}
+
+void test('one tenant’s large decodes do not hold up another’s: waiting tenants take turns', async () => {
+  const budget = createDecodeBudget(100 * MIB);
+  const { events, decode, end } = heldDecodes();
+  // Each of a's decodes takes more than half the budget, so they run one at a time.
+  const large = Array.from({ length: 10 }, (_, n) => budget.run(69 * MIB, 'a', decode(`a${n}`)));
+  const small = budget.run(2 * MIB, 'b', decode('b0'));
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(events, ['start a']);
-  assert.equal(budget.inUse(), 3 * MIB);
-  ends.a!();
-  assert.equal(await a, 'a');
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(events, ['start a', 'end a', 'start b', 'start c']);
-  assert.equal(budget.inUse(), 3 * MIB);
-  ends.b!();
-  ends.c!();
-  assert.deepEqual(await Promise.all([b, c]), ['b', 'c']);
-  assert.equal(budget.inUse(), 0);
+  assert.deepEqual(events, ['a0']);
+  await end('a0');
+  // a's next decode and b's start together: b does not wait for the nine of a's still in line.
+  assert.deepEqual(events, ['a0', 'a1', 'b0']);
+  await end('b0');
+  assert.equal(await small, 'b0');
+  for (let n = 1; n < 10; n++) await end(`a${n}`);
+  assert.deepEqual(
+    await Promise.all(large),
+    events.filter((name) => name.startsWith('a')),
+  );
 });
 
 void test('a decode that could never fit is refused at once, and a failed one gives its share back', async () => {
   const budget = createDecodeBudget(4 * MIB);
   let called = false;
   await assert.rejects(
-    budget.run(4 * MIB + 1, async () => {
+    budget.run(4 * MIB + 1, 'a', async () => {
       called = true;
     }),
     (error: unknown) =>
@@ -91,11 +99,11 @@ void test('a decode that could never fit is refused at once, and a failed one gi
   );
   assert.equal(called, false);
   await assert.rejects(
-    budget.run(4 * MIB, () => Promise.reject(new Error('corrupt'))),
+    budget.run(4 * MIB, 'a', () => Promise.reject(new Error('corrupt'))),
     /corrupt/,
   );
-  assert.equal(budget.inUse(), 0);
-  assert.equal(await budget.run(4 * MIB, async () => 'whole budget'), 'whole budget');
+  // The whole budget is free again: a decode that needs all of it runs.
+  assert.equal(await budget.run(4 * MIB, 'b', async () => 'whole budget'), 'whole budget');
 });
 
 void describe('the analyzer and its decode budget', () => {
