@@ -22,7 +22,8 @@ import { createValidatorCompiler } from './validator-compiler.ts';
 interface BaseDependencies {
   config: Config;
   metrics: Metrics;
-  logger?: boolean | { level: string };
+  /** Fastify's request log; `stream` (default stdout) lets a test read it. */
+  logger?: boolean | { level: string; stream?: { write(line: string): void } };
 }
 
 /** What the HTTP app is assembled from; every piece is created by the caller (main or a test). */

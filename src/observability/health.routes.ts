@@ -15,6 +15,13 @@ const ReadyBody = Type.Object({
   checks: Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.Literal('failing')])),
 });
 
+/**
+ * Probes and scrapes come every few seconds: their requests are logged only at `warn`, so they do
+ * not drown the log at the default `info`. A `/readyz` that finds a dependency failing says so at
+ * `warn`, naming it.
+ */
+const PROBE_LOG_LEVEL = 'warn';
+
 /** `/healthz` (the process answers), `/readyz` (its dependencies answer) and `/metrics`. */
 export async function healthRoutes(
   app: FastifyInstance,
@@ -23,6 +30,7 @@ export async function healthRoutes(
   app.get(
     '/healthz',
     {
+      logLevel: PROBE_LOG_LEVEL,
       schema: {
         tags: ['operations'],
         security: [],
@@ -35,6 +43,7 @@ export async function healthRoutes(
   app.get(
     '/readyz',
     {
+      logLevel: PROBE_LOG_LEVEL,
       schema: {
         tags: ['operations'],
         security: [],
@@ -44,11 +53,15 @@ export async function healthRoutes(
         },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const results = await Promise.all(
         checks.map(async ({ name, probe }) => [name, await withinProbeTimeout(probe())] as const),
       );
       const ready = results.every(([, ok]) => ok);
+      if (!ready) {
+        const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
+        request.log.warn({ failing }, `not ready: ${failing.join(', ')} failing`);
+      }
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ready' : 'not_ready',
         checks: Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'ok' : 'failing'])),
@@ -56,7 +69,7 @@ export async function healthRoutes(
     },
   );
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { logLevel: PROBE_LOG_LEVEL, schema: { hide: true } }, async (_request, reply) => {
     return reply.type(metrics.registry.contentType).send(await metrics.render());
   });
 }

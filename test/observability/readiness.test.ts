@@ -57,3 +57,41 @@ void test('/readyz: every probe answering true is 200 ready', async () => {
     await app.close();
   }
 });
+
+void test('probes and scrapes are not logged at info; a failing /readyz warns naming the check', async () => {
+  const lines: Array<{ level: number; msg: string; failing?: string[] }> = [];
+  let queueUp = true;
+  const app = await buildOperationsApp({
+    config: loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'http://ops.test' }),
+    metrics: createMetrics({ defaults: false }),
+    readiness: [
+      { name: 'database', probe: async () => true },
+      { name: 'queue', probe: async () => queueUp },
+    ],
+    logger: { level: 'info', stream: { write: (line) => lines.push(JSON.parse(line) as never) } },
+  });
+  try {
+    for (const url of ['/healthz', '/readyz', '/metrics']) {
+      assert.equal((await app.inject({ method: 'GET', url })).statusCode, 200, url);
+    }
+    assert.deepEqual(lines, []);
+    queueUp = false;
+    assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503);
+    assert.deepEqual(
+      lines.map(({ level, msg, failing }) => ({ level, msg, failing })),
+      [{ level: 40, msg: 'not ready: queue failing', failing: ['queue'] }],
+    );
+    // Any other request is still logged at info.
+    lines.length = 0;
+    assert.equal((await app.inject({ method: 'GET', url: '/elsewhere' })).statusCode, 404);
+    assert.deepEqual(
+      lines.map(({ level, msg }) => [level, msg]),
+      [
+        [30, 'incoming request'],
+        [30, 'request completed'],
+      ],
+    );
+  } finally {
+    await app.close();
+  }
+});
