@@ -263,6 +263,8 @@ async function buildApi(deps: {
       metrics: deps.metrics,
       readiness: [
         deps.databaseCheck,
+        // Submissions enqueue their batch's job in their own transaction: without the queue, each is a 500.
+        { name: 'queue', probe: () => deps.queue.isReady() },
         ...(analyzer ? [{ name: 'analyzer', probe: async () => analyzer.analysis.isReady() }] : []),
       ],
       extraRoutes: analyzer ? [analyzer.routes] : [],
