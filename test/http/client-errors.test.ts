@@ -135,3 +135,18 @@ void test('a well-formed request is answered normally, and a malformed one after
   assertProblem(bad, 'HTTP/1.1 400 Bad Request', NOT_HTTP);
   assert.notEqual(bad.headers['x-request-id'], 'abc-123');
 });
+
+void test('chunk extensions over Node’s 16 KiB limit answer 413 payload-too-large, naming the path already read', async () => {
+  const extension = 'x'.repeat(20 * 1024);
+  const [answer] = await exchange(
+    'POST /products/ingestions?via=raw HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+      `Transfer-Encoding: chunked\r\n\r\n2;${extension}\r\n{}\r\n0\r\n\r\n`,
+  );
+  assertProblem(answer, 'HTTP/1.1 413 Payload Too Large', {
+    type: 'http://service.test/problems/payload-too-large',
+    title: 'Payload too large',
+    status: 413,
+    detail: 'The chunk extensions of the request body are larger than this server accepts.',
+    instance: '/products/ingestions',
+  });
+});
