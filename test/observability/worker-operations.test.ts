@@ -112,6 +112,11 @@ void describe('a ROLE=worker process', () => {
 
   void test('/metrics shows the batches this worker processed, its pool and Node process figures', async () => {
     const tenant = `ops-${randomBytes(4).toString('hex')}`;
+    // This test's own probe, so the count below does not depend on which tests ran before it.
+    const healthCount =
+      /^http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} (\d+)$/m;
+    const probesBefore = Number(healthCount.exec(await (await fetch(`${baseUrl}/metrics`)).text())?.[1] ?? 0);
+    assert.equal((await fetch(`${baseUrl}/healthz`)).status, 200);
     // Stored and enqueued as a submission does, on the database this worker shares.
     const batchId = await storeBatch(service.db, tenant, [product(), product(), 'not an object']);
     await service.queue.send({ tenantId: tenant, batchId });
@@ -128,10 +133,7 @@ void describe('a ROLE=worker process', () => {
     assert.match(text, /^ingestion_batch_duration_seconds_count 1$/m);
     assert.match(text, /^# HELP db_pool_connections /m);
     assert.match(text, /^# HELP process_cpu_user_seconds_total /m);
-    assert.match(
-      text,
-      /^http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} 1$/m,
-    );
+    assert.equal(Number(healthCount.exec(text)?.[1]), probesBefore + 1);
     if (serverUrl) assert.match(text, /^db_pool_connections\{role="worker",state="idle"\} \d+$/m);
   });
 
