@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LogLevel } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { documented } from '../http/schemas.ts';
 import type { Metrics } from './metrics.ts';
@@ -16,21 +16,26 @@ const ReadyBody = Type.Object({
 });
 
 /**
- * Probes and scrapes come every few seconds: their requests are logged only at `warn`, so they do
- * not drown the log at the default `info`. A `/readyz` that finds a dependency failing says so at
- * `warn`, naming it.
+ * Probes and scrapes come every few seconds: at the default `info` their request lines would drown
+ * the log, so these routes log at `warn` then. Any other level is kept as configured (`debug` shows
+ * them, `error` and `silent` stay quieter).
  */
-const PROBE_LOG_LEVEL = 'warn';
-
+function probeLogLevel(configured: string): LogLevel {
+  return configured === 'info' ? 'warn' : (configured as LogLevel);
+}
 /** `/healthz` (the process answers), `/readyz` (its dependencies answer) and `/metrics`. */
 export async function healthRoutes(
   app: FastifyInstance,
   { checks, metrics }: { checks: ReadinessCheck[]; metrics: Metrics },
 ): Promise<void> {
+  const logLevel = probeLogLevel(app.log.level);
+  // Readiness is logged when it changes, not on every probe: once when a check starts failing
+  // (with why), once when all pass again.
+  let wasReady: boolean | undefined;
   app.get(
     '/healthz',
     {
-      logLevel: PROBE_LOG_LEVEL,
+      logLevel,
       schema: {
         tags: ['operations'],
         security: [],
@@ -43,7 +48,7 @@ export async function healthRoutes(
   app.get(
     '/readyz',
     {
-      logLevel: PROBE_LOG_LEVEL,
+      logLevel,
       schema: {
         tags: ['operations'],
         security: [],
@@ -53,23 +58,26 @@ export async function healthRoutes(
         },
       },
     },
-    async (request, reply) => {
+    async (_request, reply) => {
       const results = await Promise.all(
-        checks.map(async ({ name, probe }) => [name, await withinProbeTimeout(probe())] as const),
+        checks.map(async ({ name, probe }) => [name, await withinProbeTimeout(probe)] as const),
       );
-      const ready = results.every(([, ok]) => ok);
-      if (!ready) {
-        const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
-        request.log.warn({ failing }, `not ready: ${failing.join(', ')} failing`);
+      const failing = Object.fromEntries(results.filter(([, why]) => why !== null));
+      const ready = Object.keys(failing).length === 0;
+      if (!ready && wasReady !== false) {
+        app.log.warn({ failing }, `not ready: ${Object.keys(failing).join(', ')} failing`);
+      } else if (ready && wasReady === false) {
+        app.log.info('ready again');
       }
+      wasReady = ready;
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ready' : 'not_ready',
-        checks: Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'ok' : 'failing'])),
+        checks: Object.fromEntries(results.map(([name, why]) => [name, why === null ? 'ok' : 'failing'])),
       });
     },
   );
 
-  app.get('/metrics', { logLevel: PROBE_LOG_LEVEL, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { logLevel, schema: { hide: true } }, async (_request, reply) => {
     return reply.type(metrics.registry.contentType).send(await metrics.render());
   });
 }
@@ -81,14 +89,22 @@ export async function healthRoutes(
  */
 const PROBE_TIMEOUT_MS = 2_000;
 
-/** The probe's answer, or false when it throws or takes longer than {@link PROBE_TIMEOUT_MS}. */
-async function withinProbeTimeout(answer: Promise<boolean>): Promise<boolean> {
+/**
+ * Null when `probe` answers true within {@link PROBE_TIMEOUT_MS}; else why not, in words for the log.
+ */
+async function withinProbeTimeout(probe: () => Promise<boolean>): Promise<string | null> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+  const late = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer within ${PROBE_TIMEOUT_MS} ms`), PROBE_TIMEOUT_MS);
   });
+  const answer = Promise.resolve()
+    .then(probe)
+    .then(
+      (ok) => (ok ? null : 'answered not ready'),
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
   try {
-    return await Promise.race([answer.catch(() => false), late]);
+    return await Promise.race([answer, late]);
   } finally {
     clearTimeout(timer);
   }

@@ -58,32 +58,53 @@ void test('/readyz: every probe answering true is 200 ready', async () => {
   }
 });
 
-void test('probes and scrapes are not logged at info; a failing /readyz warns naming the check', async () => {
-  const lines: Array<{ level: number; msg: string; failing?: string[] }> = [];
-  let queueUp = true;
+/** An operations app whose log lines land in the returned array. */
+async function loggedApp(level: string, readiness: Parameters<typeof buildOperationsApp>[0]['readiness']) {
+  const lines: Array<{ level: number; msg: string; failing?: Record<string, string> }> = [];
   const app = await buildOperationsApp({
     config: loadConfig({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'http://ops.test' }),
     metrics: createMetrics({ defaults: false }),
-    readiness: [
-      { name: 'database', probe: async () => true },
-      { name: 'queue', probe: async () => queueUp },
-    ],
-    logger: { level: 'info', stream: { write: (line) => lines.push(JSON.parse(line) as never) } },
+    readiness,
+    logger: { level, stream: { write: (line) => lines.push(JSON.parse(line) as never) } },
   });
+  return { app, lines };
+}
+
+void test('at info, probes are not logged; readiness is logged when it changes, with why', async () => {
+  let queueUp = true;
+  const { app, lines } = await loggedApp('info', [
+    { name: 'database', probe: async () => true },
+    { name: 'queue', probe: async () => queueUp },
+    {
+      name: 'model',
+      probe: async () => {
+        if (!queueUp) throw new Error('not loaded');
+        return true;
+      },
+    },
+  ]);
+  const get = async (url: string) => (await app.inject({ method: 'GET', url })).statusCode;
   try {
-    for (const url of ['/healthz', '/readyz', '/metrics']) {
-      assert.equal((await app.inject({ method: 'GET', url })).statusCode, 200, url);
-    }
+    assert.deepEqual([await get('/healthz'), await get('/readyz'), await get('/metrics')], [200, 200, 200]);
     assert.deepEqual(lines, []);
     queueUp = false;
-    assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503);
+    assert.deepEqual([await get('/readyz'), await get('/readyz')], [503, 503]);
+    queueUp = true;
+    assert.equal(await get('/readyz'), 200);
     assert.deepEqual(
       lines.map(({ level, msg, failing }) => ({ level, msg, failing })),
-      [{ level: 40, msg: 'not ready: queue failing', failing: ['queue'] }],
+      [
+        {
+          level: 40,
+          msg: 'not ready: queue, model failing',
+          failing: { queue: 'answered not ready', model: 'not loaded' },
+        },
+        { level: 30, msg: 'ready again', failing: undefined },
+      ],
     );
     // Any other request is still logged at info.
     lines.length = 0;
-    assert.equal((await app.inject({ method: 'GET', url: '/elsewhere' })).statusCode, 404);
+    assert.equal(await get('/elsewhere'), 404);
     assert.deepEqual(
       lines.map(({ level, msg }) => [level, msg]),
       [
@@ -93,5 +114,22 @@ void test('probes and scrapes are not logged at info; a failing /readyz warns na
     );
   } finally {
     await app.close();
+  }
+});
+
+void test('LOG_LEVEL other than info is kept: debug shows probes, error shows no readiness warning', async () => {
+  const debug = await loggedApp('debug', [{ name: 'database', probe: async () => true }]);
+  const quiet = await loggedApp('error', [{ name: 'database', probe: async () => false }]);
+  try {
+    assert.equal((await debug.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+    assert.deepEqual(
+      debug.lines.map(({ msg }) => msg),
+      ['incoming request', 'request completed'],
+    );
+    assert.equal((await quiet.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503);
+    assert.deepEqual(quiet.lines, []);
+  } finally {
+    await debug.app.close();
+    await quiet.app.close();
   }
 });
