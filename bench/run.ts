@@ -5,10 +5,11 @@ import { parseArgs } from 'node:util';
 import { benchIngestion, type IngestionBenchResult, type PollFigures, type RunFigures } from './ingestion.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|analysis] [-- --no-analyzer]
+ * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|analysis|decode] [-- --no-analyzer]
  *  [-- --repeats N] [-- --service-node-args="--max-semi-space-size=8 --cpu-prof"] (with "=": the value starts with a dash)`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
- * then the analyzer's latency and throughput (bench/analysis.ts). DATABASE_URL (or --database-url)
+ * then the analyzer's latency and throughput (bench/analysis.ts) and its decode memory budget
+ * (bench/decode-memory.ts). DATABASE_URL (or --database-url)
  * picks the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
  * The service runs under the Node.js options of `npm start`'s script, then those of
  * `--service-node-args` (for a V8 flag given twice, the later wins).
@@ -81,12 +82,12 @@ function table(result: IngestionBenchResult): string {
   ].join('\n');
 }
 
-if (values.only !== undefined && values.only !== 'ingestion' && values.only !== 'analysis') {
-  throw new Error('--only takes ingestion or analysis');
+if (values.only !== undefined && !['ingestion', 'analysis', 'decode'].includes(values.only)) {
+  throw new Error('--only takes ingestion, analysis or decode');
 }
 
-if (values.only !== 'analysis') await runIngestion();
-if (values.only !== 'ingestion') {
+if (values.only === undefined || values.only === 'ingestion') await runIngestion();
+if (values.only === undefined || values.only === 'analysis') {
   // The analyzer's bench runs as its own process, so its model threads and RSS are its own.
   const child = spawnSync(
     process.execPath,
@@ -94,6 +95,15 @@ if (values.only !== 'ingestion') {
     {
       stdio: 'inherit',
     },
+  );
+  if (child.status !== 0) process.exitCode = child.status ?? 1;
+}
+if (values.only === undefined || values.only === 'decode') {
+  // The decode memory budget, measured in processes of their own (bench/decode-memory.ts).
+  const child = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'bench/decode-memory.ts', ...(smoke ? ['--smoke'] : [])],
+    { stdio: 'inherit' },
   );
   if (child.status !== 0) process.exitCode = child.status ?? 1;
 }
