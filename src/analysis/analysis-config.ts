@@ -1,6 +1,5 @@
 import { ConfigError, integer, optional } from '../config.ts';
-
-const MIB = 1024 * 1024;
+import { DEFAULT_DECODE_MEMORY_BYTES, MIB } from './decode-budget.ts';
 
 /** Where and how to reach an OpenAI-compatible vision-language endpoint (the optional provider). */
 export interface VlmConfig {
@@ -50,6 +49,6 @@ export function loadAnalysisConfig(env: NodeJS.ProcessEnv = process.env): Analys
     maxQueuedImages: integer(env, 'ANALYSIS_MAX_QUEUED_IMAGES', 100, 0),
     // At least one request's worth, or a tenant could never be served.
     maxImagesPerTenant: integer(env, 'ANALYSIS_MAX_IMAGES_PER_TENANT', 40, 10),
-    decodeMemoryBytes: integer(env, 'ANALYSIS_DECODE_MEMORY_MB', 1024, 64) * MIB,
+    decodeMemoryBytes: integer(env, 'ANALYSIS_DECODE_MEMORY_MB', DEFAULT_DECODE_MEMORY_BYTES / MIB, 64) * MIB,
   };
 }

@@ -7,7 +7,7 @@ import { createFairShare } from './fair-share.ts';
  * download does not bound the decode, so the header's size and format have to.
  */
 
-const MIB = 1024 * 1024;
+export const MIB = 1024 * 1024;
 
 /** What the decodes running at once may take together unless configured otherwise. */
 export const DEFAULT_DECODE_MEMORY_BYTES = 1024 * MIB;
