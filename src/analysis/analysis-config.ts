@@ -10,6 +10,15 @@ export interface VlmConfig {
   timeoutMs: number;
 }
 
+/** Defaults of the analyzer's limits, used when the environment or a caller does not set them. */
+export const ANALYSIS_DEFAULTS = {
+  cacheTtlSeconds: 300,
+  maxConcurrentImages: 16,
+  maxQueuedImages: 100,
+  maxImagesPerTenant: 40,
+  decodeMemoryBytes: DEFAULT_DECODE_MEMORY_BYTES,
+} as const;
+
 /** The analyzer's own settings, read apart from src/config.ts so the analyzer stays one folder. */
 export interface AnalysisConfig {
   /** Set only when ANALYSIS_VLM_URL is: the provider is off by default. */
@@ -44,11 +53,22 @@ export function loadAnalysisConfig(env: NodeJS.ProcessEnv = process.env): Analys
   }
   return {
     vlm,
-    cacheTtlMs: integer(env, 'ANALYSIS_CACHE_TTL_SECONDS', 300, 0) * 1000,
-    maxConcurrentImages: integer(env, 'ANALYSIS_MAX_CONCURRENT_IMAGES', 16, 1),
-    maxQueuedImages: integer(env, 'ANALYSIS_MAX_QUEUED_IMAGES', 100, 0),
+    cacheTtlMs: integer(env, 'ANALYSIS_CACHE_TTL_SECONDS', ANALYSIS_DEFAULTS.cacheTtlSeconds, 0) * 1000,
+    maxConcurrentImages: integer(
+      env,
+      'ANALYSIS_MAX_CONCURRENT_IMAGES',
+      ANALYSIS_DEFAULTS.maxConcurrentImages,
+      1,
+    ),
+    maxQueuedImages: integer(env, 'ANALYSIS_MAX_QUEUED_IMAGES', ANALYSIS_DEFAULTS.maxQueuedImages, 0),
     // At least one request's worth, or a tenant could never be served.
-    maxImagesPerTenant: integer(env, 'ANALYSIS_MAX_IMAGES_PER_TENANT', 40, 10),
-    decodeMemoryBytes: integer(env, 'ANALYSIS_DECODE_MEMORY_MB', DEFAULT_DECODE_MEMORY_BYTES / MIB, 64) * MIB,
+    maxImagesPerTenant: integer(
+      env,
+      'ANALYSIS_MAX_IMAGES_PER_TENANT',
+      ANALYSIS_DEFAULTS.maxImagesPerTenant,
+      10,
+    ),
+    decodeMemoryBytes:
+      integer(env, 'ANALYSIS_DECODE_MEMORY_MB', ANALYSIS_DEFAULTS.decodeMemoryBytes / MIB, 64) * MIB,
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { VlmConfig } from './analysis-config.ts';
-import { createDecodeBudget, DecodeTooLargeError, DEFAULT_DECODE_MEMORY_BYTES } from './decode-budget.ts';
+import { ANALYSIS_DEFAULTS, type VlmConfig } from './analysis-config.ts';
+import { createDecodeBudget, DecodeTooLargeError } from './decode-budget.ts';
 import {
   asUndecodable,
   measureImageQuality,
@@ -113,7 +113,7 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
     : deps.classifier;
   const fetchImage = deps.fetchImage ?? createSafeFetch({ allowPrivateHosts: deps.allowPrivateHosts });
   const cacheOptions = {
-    ttlMs: deps.cacheTtlMs ?? 300_000,
+    ttlMs: deps.cacheTtlMs ?? ANALYSIS_DEFAULTS.cacheTtlSeconds * 1000,
     maxEntries: 2000,
     ...(deps.now && { now: deps.now }),
   };
@@ -121,13 +121,13 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
   const byContent = createTtlCache<StageabilityDecision>(cacheOptions);
   const inFlight = new Map<string, Promise<StageabilityDecision | string>>();
   const queue = createWorkQueue({
-    maxRunning: deps.maxConcurrentImages ?? 16,
-    maxWaiting: deps.maxQueuedImages ?? 100,
-    maxPerOwner: deps.maxImagesPerTenant ?? 40,
+    maxRunning: deps.maxConcurrentImages ?? ANALYSIS_DEFAULTS.maxConcurrentImages,
+    maxWaiting: deps.maxQueuedImages ?? ANALYSIS_DEFAULTS.maxQueuedImages,
+    maxPerOwner: deps.maxImagesPerTenant ?? ANALYSIS_DEFAULTS.maxImagesPerTenant,
   });
   // The work queue bounds the images in work; this bounds what their decodes take together, which
   // the image's bytes do not (a small AVIF may decode to gigabytes).
-  const decodeBudget = createDecodeBudget(deps.decodeMemoryBytes ?? DEFAULT_DECODE_MEMORY_BYTES);
+  const decodeBudget = createDecodeBudget(deps.decodeMemoryBytes ?? ANALYSIS_DEFAULTS.decodeMemoryBytes);
 
   /** The decision for the bytes of one image, or the sentence saying why there is none. */
   const analyzeBytes = async (
