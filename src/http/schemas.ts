@@ -112,7 +112,10 @@ export function withRequestId(schema: FastifySchema): FastifySchema {
   const responses = schema.response as Record<string, { headers?: object }> | undefined;
   return {
     ...schema,
-    headers: Type.Object({ ...requestHeaders?.properties, ...RequestIdParameter.properties }),
+    // Added to the route's own header schema, so what it requires (`required`) stays required.
+    headers: requestHeaders
+      ? { ...requestHeaders, properties: { ...requestHeaders.properties, ...RequestIdParameter.properties } }
+      : RequestIdParameter,
     ...(responses && {
       response: Object.fromEntries(
         Object.entries(responses).map(([status, response]) => [
