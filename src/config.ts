@@ -15,6 +15,8 @@ export interface Config {
   dataDir: string;
   publicBaseUrl: string;
   maxBodyBytes: number;
+  /** How long a client may take to send a whole request, headers and body. */
+  requestTimeoutMs: number;
   auth: {
     jwtSecret: string | undefined;
     jwksUrl: string | undefined;
@@ -60,6 +62,13 @@ export interface Config {
 
 /** Thrown for a setting that cannot be used; the process refuses to start. */
 export class ConfigError extends Error {}
+
+/**
+ * Node's own default for receiving a whole request, which Fastify turns off: without it a client
+ * trickling a body holds its connection, and the body buffered so far, for ever. Five minutes
+ * carries a 64 MiB submission at under 2 Mbit/s.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
 /** How often an idle worker polls the queue unless `WORKER_POLL_MS` says otherwise. */
 export const DEFAULT_WORKER_POLL_MS = 500;
@@ -142,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       optional(env, 'PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 64 * 1024 * 1024, 32 * 1024 * 1024),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1000),
     auth: {
       jwtSecret: optional(env, 'AUTH_JWT_SECRET'),
       jwksUrl: optional(env, 'AUTH_JWKS_URL'),

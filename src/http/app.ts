@@ -50,6 +50,15 @@ function createBaseApp({ config, metrics, logger }: BaseDependencies) {
     // While draining, requests on open connections are still answered normally (with problem
     // bodies and request ids); the listener is closed, so no new connections arrive.
     return503OnClosing: false,
+    // A request not received whole in time is answered 408 (client-error.ts) and its connection
+    // closed. Node checks open requests every `connectionsCheckingInterval`, so a short timeout
+    // needs a shorter interval than its 30 s default, and Node 20 enforces no request timeout
+    // shorter than the headers' (60 s by default).
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
+    },
     // Long enough for any 255-character key, percent-encoded; longer paths answer 404.
     routerOptions: { maxParamLength: 2048 },
     frameworkErrors: frameworkErrorHandler(config.publicBaseUrl),

@@ -9,7 +9,8 @@ let svc: TestService;
 let port: number;
 
 before(async () => {
-  svc = await startTestService();
+  // A short REQUEST_TIMEOUT_MS, so a request that never completes is cut within the test.
+  svc = await startTestService({ REQUEST_TIMEOUT_MS: '1000' });
   // `inject` bypasses Node's parser, so these tests need a real listening socket.
   await svc.service.app!.listen({ port: 0, host: '127.0.0.1' });
   port = (svc.service.app!.server.address() as AddressInfo).port;
@@ -149,4 +150,28 @@ void test('chunk extensions over Node’s 16 KiB limit answer 413 payload-too-la
     detail: 'The chunk extensions of the request body are larger than this server accepts.',
     instance: '/products/ingestions',
   });
+});
+
+void test('a body not received whole within REQUEST_TIMEOUT_MS answers 408, and nothing is stored', async () => {
+  const tenant = svc.tenant();
+  const token = await svc.token(tenant);
+  const started = Date.now();
+  // A valid submission's headers, then 10 of the 100 bytes promised, then nothing.
+  const [answer] = await exchange(
+    'POST /products/ingestions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+      `Authorization: Bearer ${token}\r\nContent-Length: 100\r\n\r\n{"items":[`,
+  );
+  const waited = Date.now() - started;
+  assertProblem(answer, 'HTTP/1.1 408 Request Timeout', {
+    type: 'http://service.test/problems/validation-error',
+    title: 'Validation failed',
+    status: 408,
+    detail: 'The request was not received completely in time.',
+    instance: '/products/ingestions',
+  });
+  // Node looks at open requests every quarter of the timeout (app.ts).
+  assert.ok(waited >= 1000 && waited < 5000, `answered after ${waited} ms`);
+  const listed = await svc.request({ method: 'GET', url: '/products/ingestions', token });
+  assert.equal(listed.statusCode, 200);
+  assert.deepEqual(listed.json(), { data: [], next_cursor: null });
 });

@@ -96,3 +96,16 @@ void describe('ANALYSIS_ENABLED', () => {
     }
   });
 });
+
+void describe('REQUEST_TIMEOUT_MS', () => {
+  void test("defaults to Node's five minutes and takes whole milliseconds from one second up", () => {
+    assert.equal(loadConfig({}).requestTimeoutMs, 300_000);
+    assert.equal(loadConfig({ REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs, 1000);
+    // 0 would be Fastify's "no limit": a trickled body would hold its connection for ever.
+    for (const value of ['0', '999', 'never', '2.5']) {
+      assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: value }), {
+        message: 'REQUEST_TIMEOUT_MS must be an integer from 1000 up',
+      });
+    }
+  });
+});
