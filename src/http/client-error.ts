@@ -3,7 +3,7 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ProblemSlug } from './errors.ts';
-import { problemBody } from './problem.ts';
+import { pathOfTarget, problemBody } from './problem.ts';
 
 /** What Node's parser reports (a `clientError` event), as Fastify's option types it. */
 interface ClientError extends Error {
@@ -61,8 +61,7 @@ export function clientErrorHandler(publicBaseUrl: string) {
     }
     const { status, slug, detail } = answerFor(error.code ?? '');
     // A request Node already parsed (e.g. a body that timed out) has a known path; else there is none.
-    const url = inFlight?.req.url ?? '/';
-    const instance = url.split('?')[0] || '/';
+    const instance = pathOfTarget(inFlight?.req.url ?? '/');
     // The caller's own id sits in the bytes that could not be parsed, so it cannot be trusted.
     const requestId = randomUUID();
     const body = JSON.stringify({ ...problemBody(publicBaseUrl, slug, detail, instance), status });

@@ -175,3 +175,28 @@ void test('a body not received whole within REQUEST_TIMEOUT_MS answers 408, and 
   assert.equal(listed.statusCode, 200);
   assert.deepEqual(listed.json(), { data: [], next_cursor: null });
 });
+
+void test('a request target in absolute form is routed by its path, and no answer echoes its host', async () => {
+  const token = await svc.token(svc.tenant());
+  const request = (target: string) =>
+    `GET ${target} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`;
+  const [health] = await exchange(request('http://evil.example/healthz'));
+  assert.equal(health?.statusLine, 'HTTP/1.1 200 OK');
+  const [unknownBatch] = await exchange(request('http://evil.example/products/ingestions/nope?x=1'));
+  assert.equal(unknownBatch?.statusLine, 'HTTP/1.1 404 Not Found');
+  assert.equal(JSON.parse(unknownBatch.body).instance, '/products/ingestions/nope');
+  const [noRoute] = await exchange(request('HTTP://evil.example:8080/nope?q=1'));
+  assert.equal(noRoute?.statusLine, 'HTTP/1.1 404 Not Found');
+  assert.deepEqual(JSON.parse(noRoute.body), {
+    type: 'http://service.test/problems/not-found',
+    title: 'Not found',
+    status: 404,
+    detail: 'No route for GET /nope.',
+    instance: '/nope',
+  });
+  // A fragment is not HTTP; the router refuses the target, and the answer still names only the path.
+  const [fragment] = await exchange(request('http://evil.example/nope#frag'));
+  assert.equal(fragment?.statusLine, 'HTTP/1.1 404 Not Found');
+  assert.equal(JSON.parse(fragment.body).instance, '/nope');
+  for (const answer of [health, unknownBatch, noRoute, fragment]) assert.doesNotMatch(answer.body, /evil/);
+});
