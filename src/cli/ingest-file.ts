@@ -46,6 +46,25 @@ function integerOption(name: string, raw: string, min: number, max: number): num
   return value;
 }
 
+/**
+ * --url as the base every request path is appended to: http(s), no credentials (the token is the
+ * credential, and a URL's would be printed in every retry message), no query or fragment (they
+ * would end up before the path). A path prefix (`https://host/catalog`) is kept.
+ */
+function serviceUrl(raw: string): string {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new UsageError('--url must be an http(s) URL');
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new UsageError('--url must not hold a user name or password; give the token with --token');
+  }
+  if (url.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#')) {
+    throw new UsageError('--url must not hold a query or fragment');
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
 /** The bearer token: --token, else one minted for --tenant, else INGEST_TOKEN. */
 async function tokenFrom(values: { token?: string; tenant?: string }): Promise<string> {
   if (values.token !== undefined && values.tenant !== undefined) {
@@ -100,13 +119,13 @@ async function main(): Promise<number> {
   if (input === undefined || extra.length > 0) throw new UsageError('give exactly one file');
   const batchSize = integerOption('batch-size', values['batch-size'], 1, 1000);
   const concurrency = integerOption('concurrency', values.concurrency, 1, 16);
-  if (!/^https?:\/\/[^/]/.test(values.url)) throw new UsageError('--url must be an http(s) URL');
+  const baseUrl = serviceUrl(values.url);
   const { file, format, errorsPath } = await checkIngestPaths(input, values);
   const token = await tokenFrom(values);
 
   const progress = createProgress(process.stderr, { quiet: values.quiet, startedAt: performance.now() });
   const client = createIngestionClient({
-    baseUrl: values.url,
+    baseUrl,
     token,
     onRetry: (reason, ms) => progress.retrying(reason, ms),
   });

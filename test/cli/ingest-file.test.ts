@@ -115,4 +115,40 @@ void describe('npm run ingest against a running service', () => {
     assert.equal(size.code, 1);
     assert.match(size.stderr, /^ingest: --batch-size must be an integer from 1 to 1000\n/);
   });
+
+  void test('a --url the requests cannot be built on is refused before anything is sent: exit 1', async () => {
+    const file = path.join(dir, 'url.jsonl');
+    await fs.writeFile(file, `${JSON.stringify(product())}\n`);
+    const port = new URL(url).port;
+    const refusals: Array<[string, string]> = [
+      [
+        `http://user:s3cret@127.0.0.1:${port}`,
+        'must not hold a user name or password; give the token with --token',
+      ],
+      [`http://127.0.0.1:${port}/?x=1`, 'must not hold a query or fragment'],
+      [`http://127.0.0.1:${port}#top`, 'must not hold a query or fragment'],
+      [`ftp://127.0.0.1:${port}`, 'must be an http(s) URL'],
+      ['127.0.0.1', 'must be an http(s) URL'],
+    ];
+    for (const [bad, reason] of refusals) {
+      const run = await ingest([file, '--url', bad, '--token', 't', '--quiet']);
+      assert.equal(run.code, 1, bad);
+      assert.equal(run.stderr.split('\n')[0], `ingest: --url ${reason}`, bad);
+      assert.doesNotMatch(run.stderr, /s3cret/);
+    }
+  });
+
+  void test('a --url scheme in capitals, with a trailing slash, reaches the service', async () => {
+    const tenant = `cli-${randomUUID()}`;
+    const file = path.join(dir, 'upper.jsonl');
+    await fs.writeFile(file, `${JSON.stringify(product())}\n`);
+    const run = await ingest(
+      [file, '--url', `${url.replace(/^http/, 'HTTP')}/`, '--tenant', tenant, '--quiet'],
+      {
+        AUTH_JWT_SECRET: secret,
+      },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /^1 items: 1 upserted, 0 failed, \d+\.\d s\n$/);
+  });
 });
