@@ -84,16 +84,18 @@ async function tokenFrom(values: { token?: string; tenant?: string }): Promise<s
   throw new UsageError('no token: pass --token, set INGEST_TOKEN, or pass --tenant to mint one');
 }
 
+const items = (n: number) => `${n} ${n === 1 ? 'item' : 'items'}`;
+
 function summary(outcome: IngestOutcome, errorsPath: string): string {
   const failures = outcome.errorLines > 0 ? ` (errors in ${errorsPath})` : '';
   const time = `${outcome.seconds.toFixed(1)} s`;
   if (outcome.stopped !== undefined) {
     return (
-      `stopped: ${outcome.read} items read, ${outcome.submitted} submitted, ${outcome.upserted} upserted, ` +
+      `stopped: ${items(outcome.read)} read, ${outcome.submitted} submitted, ${outcome.upserted} upserted, ` +
       `${outcome.failed} failed${failures}, ${time}`
     );
   }
-  return `${outcome.read} items: ${outcome.upserted} upserted, ${outcome.failed} failed${failures}, ${time}`;
+  return `${items(outcome.read)}: ${outcome.upserted} upserted, ${outcome.failed} failed${failures}, ${time}`;
 }
 
 async function main(): Promise<number> {

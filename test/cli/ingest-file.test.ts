@@ -149,6 +149,6 @@ void describe('npm run ingest against a running service', () => {
       },
     );
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^1 items: 1 upserted, 0 failed, \d+\.\d s\n$/);
+    assert.match(run.stderr, /^1 item: 1 upserted, 0 failed, \d+\.\d s\n$/);
   });
 });
