@@ -24,9 +24,15 @@ export interface Database extends Queryable {
   /**
    * Runs `fn` while holding an exclusive lock on `key` across every process that shares the
    * database (a session advisory lock on a server, which the server drops if this process dies).
-   * Returns `null` without running `fn` when the lock is not free within `waitMs`.
+   * Returns `null` without running `fn` when the lock is not free within `waitMs`. `lockLost` aborts
+   * when the lock's connection is lost while `fn` runs: the server has then dropped the lock, and
+   * another process may take it.
    */
-  withLock<T>(key: string, waitMs: number, fn: () => Promise<T>): Promise<{ value: T } | null>;
+  withLock<T>(
+    key: string,
+    waitMs: number,
+    fn: (lockLost: AbortSignal) => Promise<T>,
+  ): Promise<{ value: T } | null>;
   /** The pool's connections now (a server's): open, idle among them, and queries waiting for one. */
   connections?(): PoolConnections;
   /** The embedded database's files as a tarball (a template for tests); absent on a server. */

@@ -83,7 +83,9 @@ export async function openEmbeddedDatabase(
     kind: 'embedded',
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
-    withLock: (key, waitMs, fn) => local.tryRun(key, waitMs, async () => ({ value: await fn() })),
+    // The lock lives in this process, beside the database: it cannot be lost while held.
+    withLock: (key, waitMs, fn) =>
+      local.tryRun(key, waitMs, async () => ({ value: await fn(new AbortController().signal) })),
     dump: () => db.dumpDataDir('none'),
     async close() {
       await db.close();

@@ -79,7 +79,8 @@ export async function openServerDatabase(
     ...wrap(pool),
     connections: () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
-      const client = await pool.connect();
+      const lease = await checkOut(pool);
+      const { client } = lease;
       try {
         await client.query('BEGIN');
         const value = await fn(wrap(client));
@@ -89,14 +90,15 @@ export async function openServerDatabase(
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        lease.release();
       }
     },
     async withLock(name, waitMs, fn) {
       // Deployments sharing one server in different schemas must not share lock keys.
       const key = `${schema ?? 'public'}:${name}`;
       return local.tryRun(key, waitMs, async () => {
-        const client = await pool.connect();
+        const lease = await checkOut(pool);
+        const { client } = lease;
         let locked = false;
         try {
           const deadline = Date.now() + waitMs;
@@ -110,22 +112,58 @@ export async function openServerDatabase(
             await sleep(LOCK_POLL_MS);
           }
           if (!locked) return null;
-          return { value: await fn() };
+          return { value: await fn(lease.lost) };
         } finally {
           // A connection that cannot unlock is destroyed instead, which releases the lock as well.
           let destroy = false;
-          if (locked) {
+          if (locked && !lease.lost.aborted) {
             await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => {
               destroy = true;
             });
           }
-          client.release(destroy);
+          lease.release(destroy);
         }
       });
     },
     async close() {
       refill.stop();
       await pool.end();
+    },
+  };
+}
+
+/** A connection taken from the pool, until {@link Lease.release} hands it back. */
+interface Lease {
+  client: pg.PoolClient;
+  /** Aborts when the connection is lost while it is out (the server ended it, the network failed). */
+  lost: AbortSignal;
+  /** Hands the connection back, or closes it when `destroy` is set or it was lost. */
+  release(destroy?: boolean): void;
+}
+
+/**
+ * Takes a connection from the pool and listens for its errors while it is out. The pool listens only
+ * to idle connections, and `pg` emits an error event without a listener, which ends the process:
+ * a lock holder's connection sits idle for as long as its holder works, so a PostgreSQL restart or
+ * a terminated backend would otherwise take every worker down with it. The query in flight, if any,
+ * fails on its own; the lost connection is closed rather than handed back.
+ */
+async function checkOut(pool: pg.Pool): Promise<Lease> {
+  const client = await pool.connect();
+  const lost = new AbortController();
+  const onError = (error: Error) => lost.abort(error);
+  client.on('error', onError);
+  return {
+    client,
+    lost: lost.signal,
+    release(destroy = false) {
+      if (destroy || lost.signal.aborted) {
+        // Still listening: a closing connection may report its end once more.
+        client.release(true);
+        return;
+      }
+      client.off('error', onError);
+      client.release();
     },
   };
 }

@@ -56,10 +56,15 @@ export function createBatchWorker(deps: {
   const prepareAhead = db.kind === 'server';
   let sweeper: NodeJS.Timeout | undefined;
 
-  async function processOne(tenantId: string, batchId: string, pipeline: PipelineOptions): Promise<boolean> {
+  async function processOne(
+    tenantId: string,
+    batchId: string,
+    pipeline: PipelineOptions,
+    stop: AbortSignal,
+  ): Promise<boolean> {
     const started = process.hrtime.bigint();
     try {
-      const outcome = await processor.processBatch(tenantId, batchId, shutdown.signal, pipeline);
+      const outcome = await processor.processBatch(tenantId, batchId, stop, pipeline);
       metrics.itemsSettled.inc({ outcome: 'upserted' }, outcome.upserted);
       metrics.itemsSettled.inc({ outcome: 'failed' }, outcome.failed);
       if (outcome.status) {
@@ -90,9 +95,12 @@ export function createBatchWorker(deps: {
    * parsed, validated and merged while the current one's rows are being written; the embedded
    * database runs on this thread, so there is nothing to overlap with there.
    */
-  async function drainLocked(tenantId: string): Promise<'drained' | 'handed-off'> {
+  async function drainLocked(tenantId: string, lockLost: AbortSignal): Promise<'drained' | 'handed-off'> {
     const deadline = Date.now() + budget;
-    const stopping = () => Date.now() >= deadline || shutdown.signal.aborted;
+    // A lost lock stops the drain as a shutdown does, at the next chunk: another process may hold
+    // the tenant now, and two drains of one tenant would break its batches' order.
+    const stop = AbortSignal.any([shutdown.signal, lockLost]);
+    const stopping = () => Date.now() >= deadline || stop.aborted;
     let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
     try {
       for (;;) {
@@ -114,7 +122,7 @@ export function createBatchWorker(deps: {
             }
           },
         };
-        if (!(await processOne(tenantId, batchId, pipeline))) return 'handed-off';
+        if (!(await processOne(tenantId, batchId, pipeline, stop))) return 'handed-off';
       }
     } finally {
       // Nothing outlives the lock: a preparation still reading finishes before it is released.
@@ -124,7 +132,16 @@ export function createBatchWorker(deps: {
 
   async function drainTenant(tenantId: string): Promise<void> {
     for (;;) {
-      const held = await db.withLock(`tenant:${tenantId}`, 0, () => drainLocked(tenantId));
+      const held = await db.withLock(`tenant:${tenantId}`, 0, (lockLost) => {
+        lockLost.addEventListener(
+          'abort',
+          () => log.warn({ tenantId }, 'lost the tenant lock: handing it back'),
+          {
+            once: true,
+          },
+        );
+        return drainLocked(tenantId, lockLost);
+      });
       if (held === null) return;
       if (held.value === 'handed-off') {
         // Out of budget, or stopping: another job (here or in another process) takes it from here.

@@ -177,6 +177,61 @@ void describe('the server connection pool', { skip }, () => {
     },
   );
 
+  test('a lock whose connection is lost: its holder is told, nothing crashes, and the lock is free', async () => {
+    // The server drops a session's advisory locks with the session (a restart, a failover, a
+    // terminated backend). The holder's connection sits idle while the holder works, so the error
+    // arrives between queries, where an unheard error event would end the process.
+    const { url, name } = ownUrl();
+    const db = await openServerDatabase(url, { max: 3 });
+    const other = await openServerDatabase(serverUrl!, { max: 1 });
+    const admin = await openServerDatabase(serverUrl!, { max: 1 });
+    const key = `pool-test-${randomBytes(4).toString('hex')}`;
+    try {
+      const held = await db.withLock(key, 0, async (lockLost) => {
+        assert.equal(lockLost.aborted, false);
+        assert.equal(await other.withLock(key, 0, () => Promise.resolve('taken')), null);
+        const [holder] = await admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = ANY($1::int[])",
+          [await backendsOf(admin, name)],
+        );
+        await terminate(admin, [holder!.pid]);
+        assert.equal(await eventually(() => lockLost.aborted, true, 5_000), true);
+        assert.deepEqual(await other.withLock(key, 0, () => Promise.resolve('taken')), { value: 'taken' });
+        return 'finished';
+      });
+      assert.deepEqual(held, { value: 'finished' });
+      assert.deepEqual(await db.withLock(key, 0, () => Promise.resolve('again')), { value: 'again' });
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+    } finally {
+      await db.close();
+      await other.close();
+      await admin.close();
+    }
+  });
+
+  test('a transaction whose connection is lost between statements fails, and the pool goes on', async () => {
+    const { url } = ownUrl();
+    const db = await openServerDatabase(url, { max: 2 });
+    const admin = await openServerDatabase(serverUrl!, { max: 1 });
+    try {
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          const [own] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+          await terminate(admin, [own!.pid]);
+          // The connection's end arrives while no query runs on it.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          await tx.query('SELECT 1');
+        }),
+        { message: 'Client has encountered a connection error and is not queryable' },
+      );
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+      assert.deepEqual(await db.transaction((tx) => tx.query('SELECT 2 AS two')), [{ two: 2 }]);
+    } finally {
+      await db.close();
+      await admin.close();
+    }
+  });
+
   test('says once per outage that it cannot reopen its kept connections', async () => {
     // The pool reaches the server through a relay the test can cut: cutting it ends every
     // connection and refuses new ones, as a server that went away would.

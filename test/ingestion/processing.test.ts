@@ -14,6 +14,7 @@ import {
   type StatusRecord,
 } from '../helpers/state-assertions.ts';
 import { NEEDS_SERVER, startSharedServices } from '../helpers/state-shared-schema.ts';
+import { openServerDatabase } from '../../src/db/server-database.ts';
 
 /** CONTRACT §5 states, counters and at-least-once processing, §6 the status record. */
 
@@ -278,6 +279,59 @@ void describe('several worker processes on one PostgreSQL', () => {
           assert.equal((p.variants as Array<Record<string, unknown>>)[0]!.price, 10);
         }
       } finally {
+        await shared.stop();
+      }
+    },
+  );
+  void test(
+    'a worker whose tenant lock is lost mid-batch hands the tenant back: nothing crashes, the batch ends exact',
+    { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+    async () => {
+      // What a PostgreSQL restart or a terminated backend does to a worker: the session holding its
+      // tenant lock ends, and the server drops the lock. An unheard error on that connection used
+      // to end the worker's process.
+      const shared = await startSharedServices([
+        { ROLE: 'api' },
+        { ROLE: 'worker', WORKER_CHUNK_SIZE: '10' },
+      ]);
+      const admin = await openServerDatabase(process.env.TEST_DATABASE_URL!, { max: 1 });
+      try {
+        const api = shared.services[0]!;
+        const tenant = shared.tenant('lock-lost');
+        const token = await shared.token(tenant);
+        const items = Array.from({ length: 1000 }, (_, i) => (i % 100 === 7 ? withoutName() : product()));
+        const batchId = await api.submit(token, items);
+        const deadline = Date.now() + 30_000;
+        let holders: Array<{ pid: number }> = [];
+        for (;;) {
+          const status = await batchStatus(api, token, batchId);
+          if (status.status === 'processing') {
+            holders = await admin.query<{ pid: number }>(
+              `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+                 AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+              [`${shared.schema}:tenant:${tenant}`],
+            );
+            if (holders.length === 1) break;
+          }
+          assert.ok(!TERMINAL.has(status.status), 'the batch ended before its lock could be taken away');
+          assert.ok(Date.now() < deadline, 'the batch never reached processing');
+          await sleep(10);
+        }
+        await admin.query('SELECT pg_terminate_backend($1)', [holders[0]!.pid]);
+        const final = await waitTerminal(api, token, batchId);
+        assertRecordInvariants(final, 1000);
+        assert.deepEqual(countersOf(final), {
+          status: 'completed_with_errors',
+          received_count: 1000,
+          validated_ok: 990,
+          validated_failed: 10,
+          upserted: 990,
+          failed: 10,
+        });
+        assert.equal((await api.allErrors(token, batchId)).length, 10);
+        assert.equal((await allProducts(api, token, 500)).length, 990);
+      } finally {
+        await admin.close();
         await shared.stop();
       }
     },
