@@ -84,7 +84,17 @@ export interface StartOptions {
 export async function startService(config: Config, options: StartOptions = {}): Promise<Service> {
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   // Keys first: a service that must refuse to start (production without a key) touches nothing.
-  const keys = config.role === 'worker' ? null : await loadVerificationKeys(config);
+  const keys =
+    config.role === 'worker'
+      ? null
+      : await loadVerificationKeys(config, {
+          onOutage: (error) =>
+            log.warn(
+              { err: error },
+              'cannot fetch the key set of AUTH_JWKS_URL: verifying with the last one fetched, if any, for up to an hour',
+            ),
+          onRecovery: () => log.info('the key set of AUTH_JWKS_URL can be fetched again'),
+        });
   const db = await openServiceDatabase(config, options, log);
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;

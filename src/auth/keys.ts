@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createPublicKey } from 'node:crypto';
-import { createRemoteJWKSet, importSPKI, type JWTVerifyGetKey, type CryptoKey } from 'jose';
+import { importSPKI, type JWTVerifyGetKey, type CryptoKey } from 'jose';
 import { ConfigError, type Config } from '../config.ts';
+import { createRemoteKeySet, type KeySetEvents } from './remote-keys.ts';
 
 /** The keys bearer tokens are verified with: a shared secret, asymmetric keys, or both. */
 export interface VerificationKeys {
@@ -75,20 +76,42 @@ function algorithmOf(pem: string): string {
   }
 }
 
-/**
- * How long a key set fetched from `AUTH_JWKS_URL` is used before it is fetched again (jose's default,
- * stated here so that the docs can rely on it). A key withdrawn from the set stops verifying new
- * tokens within this time; tokens already verified are remembered up to 60 s longer (verify-token.ts).
- */
-export const JWKS_MAX_AGE_MS = 10 * 60_000;
+/** HS256's shortest safe secret: as long as its hash (RFC 7518 §3.2), 32 bytes. */
+export const MIN_SECRET_BYTES = 32;
 
-/** Loads every configured verification key (CONTRACT §1, §3). */
-export async function loadVerificationKeys(config: Config): Promise<VerificationKeys> {
+/**
+ * What production refuses besides a missing key: a secret short enough to guess (a one-character
+ * secret lets anyone sign for any tenant) and a key set fetched over plain HTTP from another host
+ * (anyone on the path could hand the service their own keys).
+ */
+function checkProductionKeys(config: Config): void {
+  const { jwtSecret, jwksUrl } = config.auth;
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < MIN_SECRET_BYTES) {
+    throw new ConfigError(
+      `AUTH_JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes in production (HS256 needs a key as long as its hash); \`openssl rand -hex 32\` makes one`,
+    );
+  }
+  if (jwksUrl !== undefined) {
+    const url = URL.canParse(jwksUrl) ? new URL(jwksUrl) : undefined;
+    const loopback = url && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+    if (url?.protocol !== 'https:' && !(url?.protocol === 'http:' && loopback)) {
+      throw new ConfigError('AUTH_JWKS_URL must be an https URL in production (http only on the loopback)');
+    }
+  }
+}
+
+/** Loads every configured verification key (CONTRACT §1, §3); `events` hears of key-set outages. */
+export async function loadVerificationKeys(
+  config: Config,
+  events: KeySetEvents = { onOutage: () => undefined, onRecovery: () => undefined },
+): Promise<VerificationKeys> {
+  if (config.nodeEnv === 'production') checkProductionKeys(config);
   const secret = await resolveSecret(config, { create: true });
   let asymmetric: VerificationKeys['asymmetric'];
   if (config.auth.jwksUrl) {
+    if (!URL.canParse(config.auth.jwksUrl)) throw new ConfigError('AUTH_JWKS_URL must be a URL');
     asymmetric = {
-      key: createRemoteJWKSet(new URL(config.auth.jwksUrl), { cacheMaxAge: JWKS_MAX_AGE_MS }),
+      key: createRemoteKeySet(new URL(config.auth.jwksUrl), events),
       algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
     };
   } else if (config.auth.publicKey) {

@@ -2,6 +2,7 @@ import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload
 import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
 import { createTtlCache } from '../runtime/ttl-cache.ts';
 import type { VerificationKeys } from './keys.ts';
+import { KeySetUnavailableError } from './remote-keys.ts';
 
 /** The scopes the API knows (CONTRACT §3). */
 export const SCOPES = {
@@ -113,6 +114,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
         return result.payload;
       }
     } catch (error) {
+      if (error instanceof KeySetUnavailableError) throw error;
       if (error instanceof joseErrors.JWTExpired)
         throw new UnauthorizedError('The bearer token has expired.', true);
       if (error instanceof joseErrors.JWTClaimValidationFailed && error.reason === 'missing') {

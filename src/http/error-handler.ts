@@ -27,6 +27,7 @@ const REASONS: Record<number, string> = {
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** Turns anything thrown while handling a request into an {@link AppError}; unknown errors are 500s. */
@@ -95,15 +96,16 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
   const render = (request: FastifyRequest, reply: FastifyReply, error: AppError) => {
     reply.headers(error.headers);
     if (request.routeOptions.config?.errorShape === 'analysis') return sendAnalysisError(reply, error);
-    return sendProblem(
-      reply,
-      problemBody(publicBaseUrl, error.slug, error.detail, instanceOf(request), error.errors),
-    );
+    const body = problemBody(publicBaseUrl, error.slug, error.detail, instanceOf(request), error.errors);
+    // The response's status, where it is not the slug's own (503 for an unavailable key set).
+    return sendProblem(reply, { ...body, status: error.status });
   };
 
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // An AppError of 5xx (the key set unavailable) is an outage its source has already logged once.
+    if (appError.status >= 500 && !(error instanceof AppError))
+      request.log.error({ err: error }, 'request failed');
     return render(request, reply, appError);
   });
 

@@ -47,21 +47,24 @@ export class AppError extends Error {
   readonly detail: string;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
+  readonly #status: number | undefined;
 
+  /** `status` overrides the slug's own where HTTP has a closer one (503 for an `internal-error`). */
   constructor(
     slug: ProblemSlug,
     detail: string,
-    options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    options: { errors?: FieldError[]; headers?: Record<string, string>; status?: number } = {},
   ) {
     super(detail);
     this.slug = slug;
     this.detail = detail;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
+    this.#status = options.status;
   }
 
   get status(): number {
-    return PROBLEMS[this.slug].status;
+    return this.#status ?? PROBLEMS[this.slug].status;
   }
 }
 

@@ -17,7 +17,7 @@ const EXPLANATIONS: Record<ProblemSlug, string> = {
   'rate-limited':
     'Your tenant sent too many submissions, or has too many items waiting. Retry after the number of seconds in Retry-After.',
   'internal-error':
-    'Something failed on our side. Retry later; if it persists, report the X-Request-Id of the response.',
+    'Something failed on our side (status 500), or a service we depend on is unavailable for now (status 503, with Retry-After). Retry later; if it persists, report the X-Request-Id of the response.',
 };
 
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -20,6 +20,8 @@ import {
 let svcRsa: TestService;
 /** Verifies with AUTH_JWKS_URL besides the shared secret. */
 let svcJwks: TestService;
+/** Verifies with an AUTH_JWKS_URL nothing answers at. */
+let svcNoJwks: TestService;
 
 let rsa: { privateKey: CryptoKey; publicPem: string };
 let es: PublishedKey;
@@ -29,14 +31,16 @@ let jwksServer: JwksServer;
 before(async () => {
   [rsa, jwksServer] = await Promise.all([generateRsaKey(), startJwksServer()]);
   ({ es, rsa: jwksRsa } = jwksServer);
-  [svcRsa, svcJwks] = await startTestServices([
+  [svcRsa, svcJwks, svcNoJwks] = await startTestServices([
     { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: rsa.publicPem },
     { AUTH_JWKS_URL: jwksServer.url },
+    // Port 1 on the loopback: nothing listens there.
+    { AUTH_JWKS_URL: 'http://127.0.0.1:1/.well-known/jwks.json' },
   ]);
 });
 
 after(async () => {
-  await Promise.all([svcRsa?.stop(), svcJwks?.stop()]);
+  await Promise.all([svcRsa?.stop(), svcJwks?.stop(), svcNoJwks?.stop()]);
   await jwksServer?.close();
 });
 
@@ -89,5 +93,24 @@ void describe('asymmetric keys', () => {
       unsigned(claims(tenant)),
     ];
     for (const token of tokens) assertUnauthorized(await list(svcJwks, token), '/products/ingestions', true);
+  });
+
+  void test('AUTH_JWKS_URL unreachable: a token the set would verify is 503 internal-error with Retry-After, not 401', async () => {
+    const token = await sign(es.privateKey, claims(svcNoJwks.tenant()), { alg: 'ES256', kid: es.kid });
+    const res = await list(svcNoJwks, token);
+    assert.equal(res.statusCode, 503, res.body);
+    assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
+    assert.equal(res.headers['retry-after'], '5');
+    assert.equal(res.headers['www-authenticate'], undefined);
+    assert.deepEqual(res.json(), {
+      type: 'http://service.test/problems/internal-error',
+      title: 'Internal server error',
+      status: 503,
+      detail: 'Bearer tokens cannot be verified right now: the key set is unavailable. Try again shortly.',
+      instance: '/products/ingestions',
+    });
+    // The shared secret does not need the key set.
+    const hsRes = await list(svcNoJwks, await svcNoJwks.token(svcNoJwks.tenant()));
+    assert.equal(hsRes.statusCode, 200, hsRes.body);
   });
 });

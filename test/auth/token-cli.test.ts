@@ -72,8 +72,9 @@ void describe('keys and tokens from the command line', () => {
       const config = loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir });
       await assert.rejects(loadVerificationKeys(config), ConfigError);
       assert.deepEqual(await fs.readdir(dataDir), [], 'no secret is generated in production');
-      const withSecret = loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir, AUTH_JWT_SECRET: 's3cret' });
-      assert.deepEqual((await loadVerificationKeys(withSecret)).secret, new TextEncoder().encode('s3cret'));
+      const strong = 'k'.repeat(32);
+      const withSecret = loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir, AUTH_JWT_SECRET: strong });
+      assert.deepEqual((await loadVerificationKeys(withSecret)).secret, new TextEncoder().encode(strong));
 
       const { stdout } = await run(
         process.execPath,
@@ -94,6 +95,34 @@ void describe('keys and tokens from the command line', () => {
     } finally {
       await fs.rm(dataDir, { recursive: true, force: true });
     }
+  });
+
+  void test('in production, a secret shorter than 32 bytes or a key set over plain HTTP refuses to start', async () => {
+    const production = (env: Record<string, string>) =>
+      loadVerificationKeys(loadConfig({ NODE_ENV: 'production', DATA_DIR: devDataDir, ...env }));
+    // A one-character secret would let anyone sign for any tenant.
+    for (const secret of [' ', 'a', 's3cret', 'k'.repeat(31), 'é'.repeat(15)]) {
+      await assert.rejects(production({ AUTH_JWT_SECRET: secret }), {
+        name: 'Error',
+        message:
+          'AUTH_JWT_SECRET must be at least 32 bytes in production (HS256 needs a key as long as its hash); `openssl rand -hex 32` makes one',
+      });
+    }
+    for (const url of ['http://keys.example/jwks.json', 'ftp://keys.example/jwks.json', 'not a url']) {
+      await assert.rejects(production({ AUTH_JWKS_URL: url }), {
+        message: 'AUTH_JWKS_URL must be an https URL in production (http only on the loopback)',
+      });
+    }
+    for (const url of [
+      'https://keys.example/jwks.json',
+      'http://127.0.0.1:9/jwks.json',
+      'http://localhost:9/k',
+    ]) {
+      assert.equal(typeof (await production({ AUTH_JWKS_URL: url })).asymmetric?.key, 'function', url);
+    }
+    // Outside production the same settings start (tests and local runs use short secrets).
+    const development = loadConfig({ NODE_ENV: 'development', DATA_DIR: devDataDir, AUTH_JWT_SECRET: 'a' });
+    assert.deepEqual((await loadVerificationKeys(development)).secret, new TextEncoder().encode('a'));
   });
 
   void test('in development without a key, a secret is generated once into DATA_DIR and reused', async () => {

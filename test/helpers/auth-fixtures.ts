@@ -141,6 +141,10 @@ export interface JwksServer {
   url: string;
   es: PublishedKey;
   rsa: PublishedKey;
+  /** Requests for the key set so far. */
+  fetches(): number;
+  /** How the key set is answered from now on: served, a 500, not JSON, or never (a hung server). */
+  answer(mode: 'keys' | 'error' | 'garbage' | 'hang'): void;
   close(): Promise<void>;
 }
 
@@ -156,11 +160,15 @@ export async function startJwksServer(): Promise<JwksServer> {
       { ...(await exportJWK(rsaPair.publicKey)), kid: rsa.kid, alg: 'RS256', use: 'sig' },
     ],
   };
+  let fetches = 0;
+  let mode: 'keys' | 'error' | 'garbage' | 'hang' = 'keys';
   const server = http.createServer((request, response) => {
-    response.writeHead(request.url === '/.well-known/jwks.json' ? 200 : 404, {
-      'content-type': 'application/json',
-    });
-    response.end(JSON.stringify(jwks));
+    if (request.url !== '/.well-known/jwks.json') return response.writeHead(404).end();
+    fetches++;
+    if (mode === 'hang') return;
+    if (mode === 'error') return response.writeHead(500).end();
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(mode === 'garbage' ? '<html>' : JSON.stringify(jwks));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -168,6 +176,14 @@ export async function startJwksServer(): Promise<JwksServer> {
     url: `http://127.0.0.1:${port}/.well-known/jwks.json`,
     es,
     rsa,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    fetches: () => fetches,
+    answer: (next) => {
+      mode = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
