@@ -50,11 +50,17 @@ export async function openEmbeddedDatabase(
   // Imported here, so a service on a PostgreSQL server never loads the embedded one.
   const { PGlite } = await import('@electric-sql/pglite');
   let release = async () => undefined as void;
-  if (dataDir) {
-    await fs.mkdir(dataDir, { recursive: true });
+  const files = dataDir ? path.join(dataDir, 'pglite') : undefined;
+  if (dataDir && files) {
+    await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
     release = await claimDataDir(dataDir);
+    // PGlite writes its files readable and writable by every local user (0666 under the usual
+    // umask), every tenant's data among them. A directory only this user can enter closes them
+    // all, as PostgreSQL's own data directory must be; an older one is closed on its next start.
+    await fs.mkdir(files, { recursive: true, mode: 0o700 });
+    await fs.chmod(files, 0o700);
   }
-  const db = await PGlite.create(dataDir ? path.join(dataDir, 'pglite') : undefined, {
+  const db = await PGlite.create(files, {
     ...(template ? { loadDataDir: template } : {}),
   }).catch(async (error: unknown) => {
     await release();
