@@ -1,4 +1,5 @@
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import { UnauthorizedError } from '../http/errors.ts';
 import type { AuthorizationCheck, Principal, Scope } from './verify-token.ts';
 
 declare module 'fastify' {
@@ -18,8 +19,22 @@ export type Authorize = (scope: Scope) => onRequestHookHandler;
 export function createAuthorize(check: AuthorizationCheck): Authorize {
   return (scope) =>
     async function authorize(request: FastifyRequest) {
+      // Node keeps the first of several Authorization headers and drops the rest; a proxy that
+      // reads the last would have judged other credentials than these. HTTP allows one.
+      if (authorizationHeaders(request.raw.rawHeaders) > 1) {
+        throw new UnauthorizedError('Send one Authorization header, not several.', true);
+      }
       request.principal = await check(request.headers.authorization, scope);
     };
+}
+
+/** How many Authorization fields the request carried (`rawHeaders` alternates names and values). */
+function authorizationHeaders(rawHeaders: string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() === 'authorization') count++;
+  }
+  return count;
 }
 
 /** The caller of a route guarded by {@link Authorize}. */

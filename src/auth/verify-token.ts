@@ -69,6 +69,23 @@ function scopesOf(payload: JWTPayload): Set<string> {
   return found;
 }
 
+/**
+ * Whether `token` is a compact JWS in the one spelling its bytes have: three base64url parts, no
+ * padding, no spare bits set in a last character. jose decodes leniently, so `sig=` or a last
+ * character that differs only in unused bits would verify too, and one token would have many
+ * spellings (each its own entry in the cache of verified tokens, each past a denylist of another).
+ */
+function isCanonicalCompact(token: string): boolean {
+  const parts = token.split('.');
+  return (
+    parts.length === 3 &&
+    parts.every(
+      (part) =>
+        /^[A-Za-z0-9_-]+$/.test(part) && Buffer.from(part, 'base64url').toString('base64url') === part,
+    )
+  );
+}
+
 /** Creates the bearer-token check (CONTRACT §3): 401 for bad credentials, 403 for missing rights. */
 export function createTokenVerifier(options: TokenVerifierOptions): AuthorizationCheck {
   const { keys, now = Date.now } = options;
@@ -138,10 +155,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
       throw new UnauthorizedError('A bearer token is required (Authorization: Bearer <JWT>).', false);
     }
     // Something after the token: a token was sent, and it is not one that verifies.
-    if (match[2]) throw new UnauthorizedError('The bearer token is malformed.', true);
+    if (match[2] || !isCanonicalCompact(match[1])) {
+      throw new UnauthorizedError('The bearer token is malformed.', true);
+    }
     const payload = await verify(match[1]);
     const tenant = payload[options.tenantClaim];
-    if (typeof tenant !== 'string' || tenant.length === 0) {
+    // A tenant of white space only is no tenant (an issuer's empty field, padded).
+    if (typeof tenant !== 'string' || tenant.trim().length === 0) {
       throw new ForbiddenError(`The token names no tenant (claim "${options.tenantClaim}").`);
     }
     // PostgreSQL text cannot hold U+0000, and it would store a lone surrogate as U+FFFD, merging

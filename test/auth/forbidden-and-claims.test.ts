@@ -46,6 +46,8 @@ void describe('403 forbidden: tenant claim and scopes', () => {
       const claimsList = [
         {},
         { tenant_id: '' },
+        { tenant_id: ' ' },
+        { tenant_id: '\t\n\u3000' },
         { tenant_id: 42 },
         { tenant_id: null },
         { tenant: 'x' },

@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { CryptoKey } from 'jose';
 import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
 import { assertProblem } from '../helpers/api-assertions.ts';
@@ -21,13 +23,53 @@ let svc: TestService;
 /** Signs the RS256 tokens that a service with only a shared secret must refuse. */
 let rsa: { privateKey: CryptoKey; publicPem: string };
 
+let port: number;
+
 before(async () => {
   [svc, rsa] = await Promise.all([startTestService(), generateRsaKey()]);
+  // `inject` folds repeated headers, so the test of two Authorization headers needs a socket.
+  await svc.service.app!.listen({ port: 0, host: '127.0.0.1' });
+  port = (svc.service.app!.server.address() as AddressInfo).port;
 });
+
+/** GET `path` over a socket with these Authorization header fields, each sent as its own line. */
+function rawGet(path: string, authorizations: string[]) {
+  return new Promise<{ status: number; headers: Headers; body: string }>((resolve, reject) => {
+    // Raw header lists get no Host of their own, which HTTP/1.1 requires.
+    const headers = [
+      'Host',
+      `127.0.0.1:${port}`,
+      ...authorizations.flatMap((value) => ['Authorization', value]),
+    ];
+    const request = http.request({ host: '127.0.0.1', port, path, headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        const fields = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) fields.set(name, String(value));
+        resolve({ status: response.statusCode ?? 0, headers: fields, body });
+      });
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
 
 after(async () => {
   await svc?.stop();
 });
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** `part` with its last character's lowest bit flipped: a bit no byte uses when the length is not a multiple of 4. */
+function respelled(part: string): string {
+  assert.notEqual(part.length % 4, 0);
+  const last = BASE64URL.indexOf(part.at(-1)!);
+  const other = `${part.slice(0, -1)}${BASE64URL[last ^ 1]}`;
+  assert.deepEqual(Buffer.from(other, 'base64url'), Buffer.from(part, 'base64url'));
+  return other;
+}
 
 void describe('401 unauthorized on every protected endpoint', () => {
   for (const endpoint of ENDPOINTS) {
@@ -67,6 +109,9 @@ void describe('401 unauthorized on every protected endpoint', () => {
         'alg none': unsigned({ tenant_id: tenant, scope: ALL_SCOPES }),
         'alg NONE': unsigned({ tenant_id: tenant, scope: ALL_SCOPES }, 'NONE'),
         'alg none with a signature': `${unsigned({ tenant_id: tenant, scope: ALL_SCOPES })}${signature}`,
+        // The valid token respelled: padded, or its last character changed only in its unused bits.
+        'padded signature': `${valid}=`,
+        'respelled signature': `${head}.${valid.split('.')[1]}.${respelled(signature!)}`,
         'RS256 though only a secret is configured': await sign(
           rsa.privateKey,
           { tenant_id: tenant, scope: ALL_SCOPES },
@@ -103,6 +148,25 @@ void describe('401 unauthorized on every protected endpoint', () => {
       headers: { 'content-type': 'application/json' },
     });
     assertUnauthorized(res, '/products/ingestions', false);
+  });
+});
+
+void describe('one Authorization header', () => {
+  void test('two Authorization headers are 401, whichever comes first', async () => {
+    const token = await svc.token(svc.tenant());
+    const basic = `Basic ${Buffer.from('user:pass').toString('base64')}`;
+    for (const pair of [
+      [`Bearer ${token}`, basic],
+      [basic, `Bearer ${token}`],
+      [`Bearer ${token}`, `Bearer ${token}`],
+    ]) {
+      const res = await rawGet('/products/ingestions', pair);
+      assert.equal(res.status, 401, res.body);
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer error="invalid_token"');
+      assert.equal(JSON.parse(res.body).detail, 'Send one Authorization header, not several.');
+    }
+    const single = await rawGet('/products/ingestions', [`Bearer ${token}`]);
+    assert.equal(single.status, 200, single.body);
   });
 });
 
