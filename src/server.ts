@@ -93,6 +93,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
               { err: error },
               'cannot fetch the key set of AUTH_JWKS_URL: verifying with the last one fetched, if any, for up to an hour',
             ),
+          onStaleExpired: () =>
+            log.error(
+              'the key set of AUTH_JWKS_URL has failed for over an hour: tokens it must verify now get 503',
+            ),
           onRecovery: () => log.info('the key set of AUTH_JWKS_URL can be fetched again'),
         });
   const db = await openServiceDatabase(config, options, log);

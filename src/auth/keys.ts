@@ -40,7 +40,8 @@ export async function resolveSecret(
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !create) throw error;
   }
-  await fs.mkdir(config.dataDir, { recursive: true });
+  // Only this user may enter DATA_DIR: the embedded database lives there too (embedded-database.ts).
+  await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(32).toString('hex');
   try {
     await fs.writeFile(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
@@ -103,7 +104,11 @@ function checkProductionKeys(config: Config): void {
 /** Loads every configured verification key (CONTRACT §1, §3); `events` hears of key-set outages. */
 export async function loadVerificationKeys(
   config: Config,
-  events: KeySetEvents = { onOutage: () => undefined, onRecovery: () => undefined },
+  events: KeySetEvents = {
+    onOutage: () => undefined,
+    onStaleExpired: () => undefined,
+    onRecovery: () => undefined,
+  },
 ): Promise<VerificationKeys> {
   if (config.nodeEnv === 'production') checkProductionKeys(config);
   const secret = await resolveSecret(config, { create: true });

@@ -1,20 +1,16 @@
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors as joseErrors,
-  type FlattenedJWSInput,
-  type JSONWebKeySet,
-  type JWSHeaderParameters,
-  type JWTVerifyGetKey,
-} from 'jose';
+import { performance } from 'node:perf_hooks';
+import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { AppError } from '../http/errors.ts';
 
 /**
- * How long a key set fetched from `AUTH_JWKS_URL` is used before it is fetched again (jose's default,
- * stated here so that the docs can rely on it). A key withdrawn from the set stops verifying new
- * tokens within this time; tokens already verified are remembered up to 60 s longer (verify-token.ts).
+ * How long a key set fetched from `AUTH_JWKS_URL` is used before it is fetched again. A key withdrawn
+ * from the set stops verifying new tokens about this long after (plus one fetch); tokens already
+ * verified are remembered up to 60 s longer (verify-token.ts).
  */
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** A token naming a `kid` the set lacks fetches it again (a key just added), at most this often. */
+export const JWKS_COOLDOWN_MS = 30_000;
 
 /** While the key set cannot be fetched, how long the last one fetched goes on verifying tokens. */
 export const JWKS_STALE_MAX_MS = 60 * 60_000;
@@ -33,87 +29,120 @@ export class KeySetUnavailableError extends AppError {
   }
 }
 
-// What a token, not the key set's server, is to blame for: the token stays a 401.
-const TOKEN_FAULTS = [
-  joseErrors.JWKSNoMatchingKey,
-  joseErrors.JWKSMultipleMatchingKeys,
-  joseErrors.JOSENotSupported,
-  joseErrors.JOSEAlgNotAllowed,
-  joseErrors.JWSInvalid,
-];
-
-/** Told when fetching the key set starts failing (once per outage) and when it works again. */
+/** What the service is told of the key set's server; each is said once per outage. */
 export interface KeySetEvents {
+  /** A fetch failed; the last set fetched, if any, stands in for up to {@link JWKS_STALE_MAX_MS}. */
   onOutage(error: unknown): void;
+  /** The outage has outlasted {@link JWKS_STALE_MAX_MS}: tokens needing the set now get 503s. */
+  onStaleExpired(): void;
+  /** A fetch worked again after an outage. */
   onRecovery(): void;
 }
 
+/** The set in use, and when it was fetched (on the monotonic clock). */
+interface FetchedSet {
+  keys: ReturnType<typeof createLocalJWKSet>;
+  fetchedAt: number;
+}
+
 /**
- * The keys of `AUTH_JWKS_URL`, fetched every {@link JWKS_MAX_AGE_MS}. A key server that fails is
- * neither asked again on every request (one fetch per {@link JWKS_RETRY_MS} at most) nor allowed to
- * turn good tokens into 401s: the last set fetched goes on verifying for {@link JWKS_STALE_MAX_MS}
- * from the first failure, after which requests answer 503 until the server is back.
+ * The keys of `AUTH_JWKS_URL`. Every fetch goes through one place, which keeps the whole account:
+ * one fetch at a time, a set older than {@link JWKS_MAX_AGE_MS} fetched again before it verifies,
+ * an unknown `kid` fetching again at most every {@link JWKS_COOLDOWN_MS},
+ * and while the server fails, a fetch at most every {@link JWKS_RETRY_MS} (never one per request)
+ * and the last set verifying for {@link JWKS_STALE_MAX_MS} from the first failure. With no usable
+ * set, a token that needs one is a {@link KeySetUnavailableError} (503), never a 401: it may be good.
  */
 export function createRemoteKeySet(
   url: URL,
   events: KeySetEvents,
   {
-    now = Date.now,
-    maxAgeMs = JWKS_MAX_AGE_MS,
+    now = () => performance.now(),
     fetchTimeoutMs = 5_000,
+    fetchImpl = fetch,
   }: {
-    /** The clock of the retry and stale windows (jose keeps its own for `maxAgeMs`). */
+    /** A monotonic clock in milliseconds (tests move it). */
     now?: () => number;
-    maxAgeMs?: number;
     fetchTimeoutMs?: number;
+    fetchImpl?: typeof fetch;
   } = {},
 ): JWTVerifyGetKey {
-  const remote = createRemoteJWKSet(url, { cacheMaxAge: maxAgeMs, timeoutDuration: fetchTimeoutMs });
+  let current: FetchedSet | undefined;
+  let pending: Promise<void> | undefined;
   let failingSince: number | undefined;
   let lastFailure = -Infinity;
+  let staleExpiredTold = false;
 
-  const failed = (error: unknown) => {
-    lastFailure = now();
-    if (failingSince === undefined) {
-      failingSince = lastFailure;
-      events.onOutage(error);
+  const fetchOnce = async (): Promise<void> => {
+    try {
+      const response = await fetchImpl(url, {
+        headers: { accept: 'application/json, application/jwk-set+json' },
+        // A key set that moved is the operator's to fix; following it could lead anywhere.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(fetchTimeoutMs),
+      });
+      if (response.status !== 200) throw new Error(`the key set's server answered ${response.status}`);
+      // Refuses what is not a JSON Web Key Set (JWKSInvalid).
+      const set = (await response.json()) as JSONWebKeySet;
+      current = { keys: createLocalJWKSet(set), fetchedAt: now() };
+      if (failingSince !== undefined) {
+        failingSince = undefined;
+        lastFailure = -Infinity;
+        staleExpiredTold = false;
+        events.onRecovery();
+      }
+    } catch (error) {
+      lastFailure = now();
+      if (failingSince === undefined) {
+        failingSince = lastFailure;
+        events.onOutage(error);
+      }
     }
   };
-  const recovered = () => {
-    if (failingSince === undefined) return;
-    failingSince = undefined;
-    lastFailure = -Infinity;
-    events.onRecovery();
+
+  /** Fetches the set unless a fetch is under way (then waits for it) or failed too recently. */
+  const refresh = (): Promise<void> => {
+    if (pending) return pending;
+    if (failingSince !== undefined && now() - lastFailure < JWKS_RETRY_MS) return Promise.resolve();
+    pending = fetchOnce().finally(() => {
+      pending = undefined;
+    });
+    return pending;
   };
-  let stale: { set: JSONWebKeySet; keys: ReturnType<typeof createLocalJWKSet> } | undefined;
-  /** The last set fetched, while it may still stand in for one that cannot be fetched. */
-  const lastSet = (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
-    const set = remote.jwks();
-    if (!set || failingSince === undefined || now() - failingSince > JWKS_STALE_MAX_MS) {
+
+  /** Whether an outage has outlasted the grace of the last set fetched. */
+  const staleExpired = () => failingSince !== undefined && now() - failingSince > JWKS_STALE_MAX_MS;
+
+  /** The set to verify with now: the current one, unless an outage has outlasted its grace. */
+  const usable = (): FetchedSet => {
+    if (!current) throw new KeySetUnavailableError();
+    if (staleExpired()) {
+      if (!staleExpiredTold) events.onStaleExpired();
+      staleExpiredTold = true;
       throw new KeySetUnavailableError();
     }
-    if (stale?.set !== set) stale = { set, keys: createLocalJWKSet(set) };
-    return stale.keys(header, token);
+    return current;
   };
 
   return async (header, token) => {
-    if (!remote.fresh) {
-      if (now() - lastFailure < JWKS_RETRY_MS) return lastSet(header, token);
-      try {
-        await remote.reload();
-      } catch (error) {
-        failed(error);
-        return lastSet(header, token);
-      }
-      recovered();
+    if (!current || staleExpired()) {
+      await refresh();
+    } else if (now() - current.fetchedAt >= JWKS_MAX_AGE_MS) {
+      // A set past its age may hold a withdrawn key: wait for the next one. During an outage the
+      // old set stands in, and the retries run behind it rather than hold every request up.
+      if (failingSince === undefined) await refresh();
+      else void refresh();
     }
+    const set = usable();
     try {
-      // An unknown `kid` makes jose fetch the set again (at most every 30 s): a key just added.
-      return await remote(header, token);
+      return await set.keys(header, token);
     } catch (error) {
-      if (TOKEN_FAULTS.some((fault) => error instanceof fault)) throw error;
-      failed(error);
-      return lastSet(header, token);
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
+      // A `kid` the set lacks may be a key just added.
+      if (now() - set.fetchedAt >= JWKS_COOLDOWN_MS) await refresh();
+      // During an outage the set may lack a key the server now has: the token may be good.
+      if (failingSince !== undefined) throw new KeySetUnavailableError();
+      return usable().keys(header, token);
     }
   };
 }

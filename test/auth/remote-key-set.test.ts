@@ -1,10 +1,11 @@
 /** AUTH_JWKS_URL when its server fails: no 401s for good tokens, no fetch per request, told once. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { generateKeyPair } from 'jose';
 import {
   createRemoteKeySet,
+  JWKS_COOLDOWN_MS,
+  JWKS_MAX_AGE_MS,
   JWKS_RETRY_MS,
   JWKS_STALE_MAX_MS,
   KeySetUnavailableError,
@@ -19,123 +20,187 @@ before(async () => {
 });
 after(() => server?.close());
 
-/** A verifier on AUTH_JWKS_URL that remembers nothing, its key set stale after 100 ms. */
+/** A verifier on the test's key set server that remembers nothing, on a clock the test moves. */
 function verifierOn(url: string, { fetchTimeoutMs = 5_000 } = {}) {
-  const clock = { now: Date.now() };
+  const clock = { now: 0 };
   const told: string[] = [];
   const keySet = createRemoteKeySet(
     new URL(url),
-    { onOutage: () => told.push('outage'), onRecovery: () => told.push('recovery') },
-    { now: () => clock.now, maxAgeMs: 100, fetchTimeoutMs },
+    {
+      onOutage: () => told.push('outage'),
+      onStaleExpired: () => told.push('stale expired'),
+      onRecovery: () => told.push('recovery'),
+    },
+    { now: () => clock.now, fetchTimeoutMs },
   );
   const check = createTokenVerifier({
     keys: { secret: undefined, asymmetric: { key: keySet, algorithms: ['ES256', 'RS256'] } },
     tenantClaim: 'tenant_id',
     cacheTtlMs: 0,
   });
-  return { clock, told, check: (token: string) => check(`Bearer ${token}`, 'catalog:read') };
+  const fetchesBefore = server.fetches();
+  return {
+    clock,
+    told,
+    /** Fetches of the key set since this verifier was made. */
+    fetches: () => server.fetches() - fetchesBefore,
+    check: (token: string) => check(`Bearer ${token}`, 'catalog:read'),
+  };
 }
 
+/** What `promise` settles to: the principal, or the error. */
 const outcome = (promise: Promise<unknown>) =>
   promise.then(
     (principal) => principal,
     (error: unknown) => error,
   );
 
-void describe('a key set server that fails', () => {
-  let token: string;
+/** Waits until `condition` holds (a fetch made in the background has settled), or fails after 2 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = performance.now() + 2_000;
+  while (!condition()) {
+    assert.ok(performance.now() < deadline, 'the background fetch never settled');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const ACME = { tenantId: 'acme', scopes: new Set(['catalog:read']) };
+const claims = { tenant_id: 'acme', scope: 'catalog:read' };
+
+void describe('the key set of AUTH_JWKS_URL', () => {
+  let good: string;
+  let unknownKid: string;
   before(async () => {
-    token = await sign(
-      server.es.privateKey,
-      { tenant_id: 'acme', scope: 'catalog:read' },
-      {
-        alg: 'ES256',
-        kid: server.es.kid,
-      },
-    );
+    good = await sign(server.es.privateKey, claims, { alg: 'ES256', kid: server.es.kid });
+    unknownKid = await sign(server.es.privateKey, claims, { alg: 'ES256', kid: 'no-such-kid' });
   });
 
-  void test('down from the start: a good token is 503 (not 401), fetched once per retry window, told once', async () => {
+  void test('down from the start: a good token is 503 (not 401), one fetch per retry window, told once', async () => {
     server.answer('error');
-    const start = server.fetches();
-    const { clock, told, check } = verifierOn(server.url);
+    const { clock, told, fetches, check } = verifierOn(server.url);
     for (let i = 0; i < 5; i++) {
-      const error = await outcome(check(token));
+      const error = await outcome(check(good));
       assert.ok(error instanceof KeySetUnavailableError);
       assert.equal(error.status, 503);
       assert.equal(error.slug, 'internal-error');
       assert.deepEqual(error.headers, { 'retry-after': String(JWKS_RETRY_MS / 1000) });
     }
-    assert.equal(server.fetches() - start, 1);
+    assert.equal(fetches(), 1);
     assert.deepEqual(told, ['outage']);
 
     server.answer('keys');
     clock.now += JWKS_RETRY_MS;
-    assert.deepEqual(await check(token), { tenantId: 'acme', scopes: new Set(['catalog:read']) });
-    assert.equal(server.fetches() - start, 2);
+    assert.deepEqual(await check(good), ACME);
+    assert.equal(fetches(), 2);
     assert.deepEqual(told, ['outage', 'recovery']);
   });
 
-  void test('after a good fetch: the last set verifies for an hour of outage, then 503, then it recovers', async () => {
+  void test('an outage after a good fetch: the last set verifies for an hour, then 503, then it recovers', async () => {
     server.answer('keys');
-    const { clock, told, check } = verifierOn(server.url);
-    assert.equal(((await check(token)) as { tenantId: string }).tenantId, 'acme');
-    const start = server.fetches();
+    const { clock, told, fetches, check } = verifierOn(server.url);
+    assert.deepEqual(await check(good), ACME);
 
     server.answer('garbage');
-    await sleep(150); // jose's own clock: the set is now past its age
-    for (let i = 0; i < 5; i++) assert.equal(((await check(token)) as { tenantId: string }).tenantId, 'acme');
-    assert.equal(server.fetches() - start, 1);
+    clock.now += JWKS_MAX_AGE_MS;
+    for (let i = 0; i < 5; i++) assert.deepEqual(await check(good), ACME);
+    await until(() => told.length === 1);
+    for (let i = 0; i < 5; i++) assert.deepEqual(await check(good), ACME);
+    assert.equal(fetches(), 2);
     assert.deepEqual(told, ['outage']);
-
-    // A stranger's token naming the set's key is still refused by the stale set.
+    // A stranger's token naming the set's key is still refused by the last set.
     const stranger = await generateKeyPair('ES256');
-    const forged = await sign(
-      stranger.privateKey,
-      { tenant_id: 'acme', scope: 'catalog:read' },
-      {
-        alg: 'ES256',
-        kid: server.es.kid,
-      },
-    );
+    const forged = await sign(stranger.privateKey, claims, { alg: 'ES256', kid: server.es.kid });
     assert.ok((await outcome(check(forged))) instanceof UnauthorizedError);
 
     server.answer('error');
     clock.now += JWKS_STALE_MAX_MS + 1;
-    assert.ok((await outcome(check(token))) instanceof KeySetUnavailableError);
-    assert.equal(server.fetches() - start, 2);
+    assert.ok((await outcome(check(good))) instanceof KeySetUnavailableError);
+    assert.ok((await outcome(check(good))) instanceof KeySetUnavailableError);
+    assert.equal(fetches(), 3);
+    assert.deepEqual(told, ['outage', 'stale expired']);
 
     server.answer('keys');
     clock.now += JWKS_RETRY_MS;
-    assert.equal(((await check(token)) as { tenantId: string }).tenantId, 'acme');
+    assert.deepEqual(await check(good), ACME);
+    assert.deepEqual(told, ['outage', 'stale expired', 'recovery']);
+  });
+
+  void test('unknown kids fetch at most once per cooldown while up, and per retry window in an outage', async () => {
+    server.answer('keys');
+    const { clock, told, fetches, check } = verifierOn(server.url);
+    assert.deepEqual(await check(good), ACME);
+    for (let i = 0; i < 3; i++) {
+      const error = await outcome(check(unknownKid));
+      assert.ok(error instanceof UnauthorizedError);
+      assert.equal(error.detail, 'The bearer token could not be verified.');
+    }
+    assert.equal(fetches(), 1, 'within the cooldown, an unknown kid fetches nothing');
+    clock.now += JWKS_COOLDOWN_MS;
+    for (let i = 0; i < 3; i++) assert.ok((await outcome(check(unknownKid))) instanceof UnauthorizedError);
+    assert.equal(fetches(), 2);
+
+    // The server fails: unknown kids may name a key the server now has, so they are 503s, and
+    // twenty of them make one fetch, not twenty.
+    server.answer('error');
+    clock.now += JWKS_COOLDOWN_MS;
+    for (let i = 0; i < 20; i++) {
+      assert.ok((await outcome(check(unknownKid))) instanceof KeySetUnavailableError);
+    }
+    assert.equal(fetches(), 3);
+    assert.deepEqual(await check(good), ACME);
+    assert.deepEqual(told, ['outage']);
+
+    // The recovery is seen, and told, on this path too.
+    server.answer('keys');
+    clock.now += JWKS_RETRY_MS;
+    assert.ok((await outcome(check(unknownKid))) instanceof UnauthorizedError);
+    assert.equal(fetches(), 4);
     assert.deepEqual(told, ['outage', 'recovery']);
   });
 
-  void test('a hung server costs one fetch timeout, not one per request', async () => {
+  void test('a hung server costs one fetch timeout, then the old set serves while retries run behind it', async () => {
     server.answer('hang');
-    const { check } = verifierOn(server.url, { fetchTimeoutMs: 200 });
-    const started = Date.now();
-    assert.ok((await outcome(check(token))) instanceof KeySetUnavailableError);
-    assert.ok((await outcome(check(token))) instanceof KeySetUnavailableError);
-    const waited = Date.now() - started;
-    assert.ok(waited >= 200 && waited < 2_000, `waited ${waited} ms`);
+    const cold = verifierOn(server.url, { fetchTimeoutMs: 200 });
+    let started = performance.now();
+    assert.ok((await outcome(cold.check(good))) instanceof KeySetUnavailableError);
+    assert.ok((await outcome(cold.check(good))) instanceof KeySetUnavailableError);
+    let waited = performance.now() - started;
+    assert.ok(waited >= 190 && waited < 2_000, `waited ${waited} ms`);
+
+    server.answer('keys');
+    const warm = verifierOn(server.url, { fetchTimeoutMs: 200 });
+    assert.deepEqual(await warm.check(good), ACME);
+    server.answer('hang');
+    warm.clock.now += JWKS_MAX_AGE_MS;
+    started = performance.now();
+    assert.deepEqual(await warm.check(good), ACME);
+    waited = performance.now() - started;
+    assert.ok(waited >= 190 && waited < 2_000, `waited ${waited} ms`);
+    // The next retry is not waited for.
+    warm.clock.now += JWKS_RETRY_MS;
+    started = performance.now();
+    assert.deepEqual(await warm.check(good), ACME);
+    assert.ok(performance.now() - started < 150, 'a retry during an outage held the request up');
+    assert.deepEqual(warm.told, ['outage']);
+    // The retry behind it reaches the server: the first fetch, the one waited for, and this one.
+    await until(() => warm.fetches() === 3);
     server.answer('keys');
   });
 
-  void test('a token the set has no key for stays a 401 while the server is up', async () => {
+  void test('a set past its age is fetched again before it verifies: a withdrawn key stops at once', async () => {
     server.answer('keys');
-    const { told, check } = verifierOn(server.url);
-    const unknownKid = await sign(
-      server.es.privateKey,
-      { tenant_id: 'acme', scope: 'catalog:read' },
-      {
-        alg: 'ES256',
-        kid: 'no-such-kid',
-      },
-    );
-    const error = await outcome(check(unknownKid));
-    assert.ok(error instanceof UnauthorizedError);
-    assert.equal(error.detail, 'The bearer token could not be verified.');
-    assert.deepEqual(told, []);
+    const { clock, fetches, check } = verifierOn(server.url);
+    assert.deepEqual(await check(good), ACME);
+    server.withdraw(server.es.kid);
+    try {
+      clock.now += JWKS_MAX_AGE_MS - 1;
+      assert.deepEqual(await check(good), ACME);
+      assert.equal(fetches(), 1);
+      clock.now += 1;
+      assert.ok((await outcome(check(good))) instanceof UnauthorizedError);
+      assert.equal(fetches(), 2);
+    } finally {
+      server.restore();
+    }
   });
 });

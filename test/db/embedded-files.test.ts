@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { loadVerificationKeys } from '../../src/auth/keys.ts';
+import { loadConfig } from '../../src/config.ts';
 import { openEmbeddedDatabase } from '../../src/db/embedded-database.ts';
 
 const modeOf = async (file: string) => (await fs.stat(file)).mode & 0o777;
@@ -43,5 +45,19 @@ void test('a database directory others could enter is closed at the next start, 
     }
   } finally {
     await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+void test('DATA_DIR is 0700 also when the development secret creates it first, as a start does', async () => {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'embedded-files-'));
+  const dataDir = path.join(root, 'data');
+  try {
+    await loadVerificationKeys(loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir }));
+    const db = await openEmbeddedDatabase(dataDir);
+    await db.close();
+    assert.equal(await modeOf(dataDir), 0o700);
+    assert.equal(await modeOf(path.join(dataDir, 'auth-jwt-secret')), 0o600);
+  } finally {
+    await fs.rm(root, { recursive: true, force: true });
   }
 });

@@ -145,6 +145,9 @@ export interface JwksServer {
   fetches(): number;
   /** How the key set is answered from now on: served, a 500, not JSON, or never (a hung server). */
   answer(mode: 'keys' | 'error' | 'garbage' | 'hang'): void;
+  /** Publishes the set without the key `kid` until {@link JwksServer.restore}. */
+  withdraw(kid: string): void;
+  restore(): void;
   close(): Promise<void>;
 }
 
@@ -162,13 +165,15 @@ export async function startJwksServer(): Promise<JwksServer> {
   };
   let fetches = 0;
   let mode: 'keys' | 'error' | 'garbage' | 'hang' = 'keys';
+  let withdrawn: string | undefined;
   const server = http.createServer((request, response) => {
     if (request.url !== '/.well-known/jwks.json') return response.writeHead(404).end();
     fetches++;
     if (mode === 'hang') return;
     if (mode === 'error') return response.writeHead(500).end();
     response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(mode === 'garbage' ? '<html>' : JSON.stringify(jwks));
+    const published = { keys: jwks.keys.filter((key) => key.kid !== withdrawn) };
+    response.end(mode === 'garbage' ? '<html>' : JSON.stringify(published));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -179,6 +184,12 @@ export async function startJwksServer(): Promise<JwksServer> {
     fetches: () => fetches,
     answer: (next) => {
       mode = next;
+    },
+    withdraw: (kid) => {
+      withdrawn = kid;
+    },
+    restore: () => {
+      withdrawn = undefined;
     },
     close: () =>
       new Promise<void>((resolve) => {
