@@ -99,7 +99,14 @@ export function createBatchWorker(deps: {
     const deadline = Date.now() + budget;
     // A lost lock stops the drain as a shutdown does, at the next chunk: another process may hold
     // the tenant now, and two drains of one tenant would break its batches' order.
-    const stop = AbortSignal.any([shutdown.signal, lockLost]);
+    // Not AbortSignal.any: on Node 20 the process-long shutdown signal would keep every drain's
+    // combined signal for ever (nodejs/node#55351); this listener is removed when the drain ends.
+    const stopper = new AbortController();
+    const stopNow = () => stopper.abort();
+    if (shutdown.signal.aborted || lockLost.aborted) stopNow();
+    shutdown.signal.addEventListener('abort', stopNow, { once: true });
+    lockLost.addEventListener('abort', stopNow, { once: true });
+    const stop = stopper.signal;
     const stopping = () => Date.now() >= deadline || stop.aborted;
     let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
     try {
@@ -125,6 +132,7 @@ export function createBatchWorker(deps: {
         if (!(await processOne(tenantId, batchId, pipeline, stop))) return 'handed-off';
       }
     } finally {
+      shutdown.signal.removeEventListener('abort', stopNow);
       // Nothing outlives the lock: a preparation still reading finishes before it is released.
       await ahead?.prepared;
     }

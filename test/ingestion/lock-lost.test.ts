@@ -1,0 +1,96 @@
+/** A worker whose tenant lock is lost stops that tenant at the next chunk and hands it back. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import type { Database } from '../../src/db/database.ts';
+import {
+  createBatchProcessor,
+  ShutdownError,
+  type BatchProcessor,
+} from '../../src/ingestion/batch-processor.ts';
+import { createBatchWorker } from '../../src/ingestion/batch-worker.ts';
+import { findBatch } from '../../src/ingestion/batch.repository.ts';
+import { createItemValidator } from '../../src/ingestion/item-validator.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import type { IngestJob, JobQueue } from '../../src/queue/job-queue.ts';
+import { product } from '../helpers/catalog-fixtures.ts';
+import { storeBatch } from '../helpers/stored-batch.ts';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+
+let svc: TestService;
+before(async () => {
+  svc = await startTestService();
+});
+after(() => svc?.stop());
+
+void test('a lost tenant lock stops the drain at the next chunk, its run given back, as a shutdown does', async () => {
+  const tenant = svc.tenant('lock-lost');
+  const first = await storeBatch(svc.service.db, tenant, [product(), product(), product(), product()]);
+  const second = await storeBatch(svc.service.db, tenant, [product()]);
+
+  // The database, but the tenant lock's connection is lost once the first chunk is written.
+  const lockLost = new AbortController();
+  const db: Database = {
+    ...svc.service.db,
+    withLock: (key, waitMs, fn) => svc.service.db.withLock(key, waitMs, () => fn(lockLost.signal)),
+  };
+  const sent: IngestJob[] = [];
+  const queue: JobQueue = {
+    ...svc.service.queue,
+    send: (job) => {
+      sent.push(job);
+      return Promise.resolve();
+    },
+  };
+  const processor = createBatchProcessor({
+    db,
+    validateItem: createItemValidator(),
+    chunkSize: 1,
+    maxAttempts: 3,
+  });
+  const runs: string[] = [];
+  const watched: BatchProcessor = {
+    ...processor,
+    processBatch(tenantId, batchId, signal, pipeline) {
+      runs.push(batchId);
+      return processor.processBatch(tenantId, batchId, signal, {
+        ...pipeline,
+        onWriting: () => {
+          pipeline?.onWriting?.();
+          lockLost.abort();
+        },
+      });
+    },
+  };
+  const worker = createBatchWorker({
+    db,
+    queue,
+    processor: watched,
+    metrics: createMetrics({ defaults: false }),
+    log: pino({ level: 'silent' }),
+    concurrency: 1,
+  });
+
+  // A ShutdownError is how a job hands its tenant back (the job handler re-queues it).
+  await assert.rejects(worker.drainTenant(tenant), ShutdownError);
+  assert.deepEqual(runs, [first], 'the second batch is not started');
+  const stopped = await findBatch(svc.service.db, tenant, first);
+  assert.equal(stopped?.status, 'processing');
+  assert.equal(stopped?.next_index, 1, 'stopped after its first chunk of one item');
+  assert.equal(stopped?.attempts, 0, 'the run was given back: a lost lock is not the batch’s doing');
+  assert.equal((await findBatch(svc.service.db, tenant, second))?.status, 'accepted');
+  assert.deepEqual(sent, []);
+
+  // The next drain, holding its lock, finishes both in order.
+  const next = createBatchWorker({
+    db: svc.service.db,
+    queue,
+    processor,
+    metrics: createMetrics({ defaults: false }),
+    log: pino({ level: 'silent' }),
+    concurrency: 1,
+  });
+  await next.drainTenant(tenant);
+  assert.equal((await findBatch(svc.service.db, tenant, first))?.status, 'completed');
+  assert.equal((await findBatch(svc.service.db, tenant, second))?.status, 'completed');
+});
