@@ -88,11 +88,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
     config.role === 'worker'
       ? null
       : await loadVerificationKeys(config, {
-          onOutage: (error) =>
-            log.warn(
-              { err: error },
-              'cannot fetch the key set of AUTH_JWKS_URL: verifying with the last one fetched, if any, for up to an hour',
-            ),
+          onOutage: (error, standIn) =>
+            standIn
+              ? log.warn(
+                  { err: error },
+                  'cannot fetch the key set of AUTH_JWKS_URL: the last one fetched verifies for up to an hour',
+                )
+              : log.error(
+                  { err: error },
+                  'cannot fetch the key set of AUTH_JWKS_URL, and none was fetched before: tokens it must verify get 503',
+                ),
           onStaleExpired: () =>
             log.error(
               'the key set of AUTH_JWKS_URL has failed for over an hour: tokens it must verify now get 503',

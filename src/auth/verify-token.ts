@@ -1,4 +1,4 @@
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
 import { createTtlCache } from '../runtime/ttl-cache.ts';
 import type { VerificationKeys } from './keys.ts';
@@ -86,6 +86,36 @@ function isCanonicalCompact(token: string): boolean {
   );
 }
 
+/**
+ * Throws the 401 a token's unverified claims earn on their own: `exp` passed, `nbf` to come, or
+ * another `iss` or `aud` than configured. Used only where the signature cannot be checked.
+ */
+function refuseOnClaims(
+  token: string,
+  claims: { issuer?: string | undefined; audience?: string | undefined; currentDate: Date },
+): void {
+  let payload: JWTPayload;
+  try {
+    payload = decodeJwt(token);
+  } catch {
+    throw new UnauthorizedError('The bearer token is malformed.', true);
+  }
+  const nowSeconds = claims.currentDate.getTime() / 1000;
+  if (typeof payload.exp === 'number' && payload.exp <= nowSeconds) {
+    throw new UnauthorizedError('The bearer token has expired.', true);
+  }
+  const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
+  const failing =
+    typeof payload.nbf === 'number' && payload.nbf > nowSeconds
+      ? 'nbf'
+      : claims.issuer !== undefined && payload.iss !== claims.issuer
+        ? 'iss'
+        : claims.audience !== undefined && !audiences.includes(claims.audience)
+          ? 'aud'
+          : undefined;
+  if (failing) throw new UnauthorizedError(`The bearer token's "${failing}" claim is not acceptable.`, true);
+}
+
 /** Creates the bearer-token check (CONTRACT §3): 401 for bad credentials, 403 for missing rights. */
 export function createTokenVerifier(options: TokenVerifierOptions): AuthorizationCheck {
   const { keys, now = Date.now } = options;
@@ -131,7 +161,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): Authorizatio
         return result.payload;
       }
     } catch (error) {
-      if (error instanceof KeySetUnavailableError) throw error;
+      if (error instanceof KeySetUnavailableError) {
+        // Without keys the signature cannot be judged, but claims that fail make the token bad
+        // whoever signed it: refusing on them (401) never lets a forged token in.
+        refuseOnClaims(token, claims);
+        throw error;
+      }
       if (error instanceof joseErrors.JWTExpired)
         throw new UnauthorizedError('The bearer token has expired.', true);
       if (error instanceof joseErrors.JWTClaimValidationFailed && error.reason === 'missing') {

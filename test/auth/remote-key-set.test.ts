@@ -1,6 +1,8 @@
 /** AUTH_JWKS_URL when its server fails: no 401s for good tokens, no fetch per request, told once. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { generateKeyPair } from 'jose';
 import {
   createRemoteKeySet,
@@ -27,7 +29,7 @@ function verifierOn(url: string, { fetchTimeoutMs = 5_000 } = {}) {
   const keySet = createRemoteKeySet(
     new URL(url),
     {
-      onOutage: () => told.push('outage'),
+      onOutage: (_error, standIn) => told.push(standIn ? 'outage' : 'outage without a set'),
       onStaleExpired: () => told.push('stale expired'),
       onRecovery: () => told.push('recovery'),
     },
@@ -86,13 +88,37 @@ void describe('the key set of AUTH_JWKS_URL', () => {
       assert.deepEqual(error.headers, { 'retry-after': String(JWKS_RETRY_MS / 1000) });
     }
     assert.equal(fetches(), 1);
-    assert.deepEqual(told, ['outage']);
+    assert.deepEqual(told, ['outage without a set']);
+    // Claims that fail make a token bad whoever signed it: those are 401s even now.
+    const expired = await sign(
+      server.es.privateKey,
+      { ...claims, exp: 1 },
+      { alg: 'ES256', kid: server.es.kid },
+    );
+    const early = await sign(
+      server.es.privateKey,
+      { ...claims, nbf: 4e9 },
+      { alg: 'ES256', kid: server.es.kid },
+    );
+    const expiredError = await outcome(check(expired));
+    assert.ok(expiredError instanceof UnauthorizedError);
+    assert.equal(expiredError.detail, 'The bearer token has expired.');
+    const earlyError = await outcome(check(early));
+    assert.ok(earlyError instanceof UnauthorizedError);
+    assert.equal(earlyError.detail, 'The bearer token\'s "nbf" claim is not acceptable.');
+
+    // An hour without any set is told as such, once.
+    clock.now += JWKS_STALE_MAX_MS + 1;
+    assert.ok((await outcome(check(good))) instanceof KeySetUnavailableError);
+    assert.ok((await outcome(check(good))) instanceof KeySetUnavailableError);
+    assert.equal(fetches(), 2);
+    assert.deepEqual(told, ['outage without a set', 'stale expired']);
 
     server.answer('keys');
     clock.now += JWKS_RETRY_MS;
     assert.deepEqual(await check(good), ACME);
-    assert.equal(fetches(), 2);
-    assert.deepEqual(told, ['outage', 'recovery']);
+    assert.equal(fetches(), 3);
+    assert.deepEqual(told, ['outage without a set', 'stale expired', 'recovery']);
   });
 
   void test('an outage after a good fetch: the last set verifies for an hour, then 503, then it recovers', async () => {
@@ -107,10 +133,13 @@ void describe('the key set of AUTH_JWKS_URL', () => {
     for (let i = 0; i < 5; i++) assert.deepEqual(await check(good), ACME);
     assert.equal(fetches(), 2);
     assert.deepEqual(told, ['outage']);
-    // A stranger's token naming the set's key is still refused by the last set.
+    // A stranger's token naming the set's key is still refused by the last set, and so is one
+    // naming a key the set has in another algorithm than the key's.
     const stranger = await generateKeyPair('ES256');
     const forged = await sign(stranger.privateKey, claims, { alg: 'ES256', kid: server.es.kid });
     assert.ok((await outcome(check(forged))) instanceof UnauthorizedError);
+    const otherAlg = await sign(server.rsa.privateKey, claims, { alg: 'RS256', kid: server.es.kid });
+    assert.ok((await outcome(check(otherAlg))) instanceof UnauthorizedError);
 
     server.answer('error');
     clock.now += JWKS_STALE_MAX_MS + 1;
@@ -202,5 +231,84 @@ void describe('the key set of AUTH_JWKS_URL', () => {
     } finally {
       server.restore();
     }
+  });
+  void test('many requests at once share one fetch: from cold, at the age mark, and on a hung server', async () => {
+    server.answer('keys');
+    const { clock, fetches, check } = verifierOn(server.url, { fetchTimeoutMs: 200 });
+    const fifty = () => Promise.all(Array.from({ length: 50 }, () => outcome(check(good))));
+    assert.deepEqual(
+      await fifty(),
+      Array.from({ length: 50 }, () => ACME),
+    );
+    assert.equal(fetches(), 1);
+    clock.now += JWKS_MAX_AGE_MS;
+    assert.deepEqual(
+      await fifty(),
+      Array.from({ length: 50 }, () => ACME),
+    );
+    assert.equal(fetches(), 2);
+    server.answer('hang');
+    clock.now += JWKS_MAX_AGE_MS;
+    assert.deepEqual(
+      await fifty(),
+      Array.from({ length: 50 }, () => ACME),
+    );
+    assert.equal(fetches(), 3);
+    server.answer('keys');
+  });
+
+  void test('a key set larger than 1 MiB is refused unread, as an outage', async () => {
+    const big = http.createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      // Streamed without a length: the cap must hold on what arrives.
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let sent = 0;
+      const more = () => {
+        while (sent < 4 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!response.write(chunk)) return response.once('drain', more);
+        }
+        response.end('{"keys":[]}');
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
+    try {
+      const { told, check } = verifierOn(`http://127.0.0.1:${(big.address() as AddressInfo).port}/jwks`);
+      assert.ok((await outcome(check(good))) instanceof KeySetUnavailableError);
+      assert.deepEqual(told, ['outage without a set']);
+    } finally {
+      big.closeAllConnections();
+      await new Promise((resolve) => big.close(resolve));
+    }
+  });
+
+  void test('an event handler that throws changes nothing: an outage is still a 503, a recovery still verifies', async () => {
+    server.answer('error');
+    const clock = { now: 0 };
+    const keySet = createRemoteKeySet(
+      new URL(server.url),
+      {
+        onOutage: () => {
+          throw new Error('logger down');
+        },
+        onStaleExpired: () => {
+          throw new Error('logger down');
+        },
+        onRecovery: () => {
+          throw new Error('logger down');
+        },
+      },
+      { now: () => clock.now },
+    );
+    const check = createTokenVerifier({
+      keys: { secret: undefined, asymmetric: { key: keySet, algorithms: ['ES256'] } },
+      tenantClaim: 'tenant_id',
+      cacheTtlMs: 0,
+    });
+    assert.ok((await outcome(check(`Bearer ${good}`, 'catalog:read'))) instanceof KeySetUnavailableError);
+    server.answer('keys');
+    clock.now += JWKS_RETRY_MS;
+    assert.deepEqual(await check(`Bearer ${good}`, 'catalog:read'), ACME);
   });
 });
