@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Database } from '../db/database.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -53,6 +54,8 @@ export function createBatchWorker(deps: {
   const budget = deps.drainBudgetMs ?? DRAIN_BUDGET_MS;
   const sweepIntervalMs = deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
   const shutdown = new AbortController();
+  // Each running drain listens to it (one per job at once, up to 64): not a leak past Node's 10.
+  setMaxListeners(deps.concurrency + 10, shutdown.signal);
   const prepareAhead = db.kind === 'server';
   let sweeper: NodeJS.Timeout | undefined;
 
@@ -100,12 +103,17 @@ export function createBatchWorker(deps: {
     // A lost lock stops the drain as a shutdown does, at the next chunk: another process may hold
     // the tenant now, and two drains of one tenant would break its batches' order.
     // Not AbortSignal.any: on Node 20 the process-long shutdown signal would keep every drain's
-    // combined signal for ever (nodejs/node#55351); this listener is removed when the drain ends.
+    // combined signal for ever (nodejs/node#55351); these listeners are removed when the drain ends.
     const stopper = new AbortController();
     const stopNow = () => stopper.abort();
-    if (shutdown.signal.aborted || lockLost.aborted) stopNow();
+    const onLockLost = () => {
+      log.warn({ tenantId }, 'lost the tenant lock: handing it back');
+      stopNow();
+    };
+    if (shutdown.signal.aborted) stopNow();
+    if (lockLost.aborted) onLockLost();
     shutdown.signal.addEventListener('abort', stopNow, { once: true });
-    lockLost.addEventListener('abort', stopNow, { once: true });
+    lockLost.addEventListener('abort', onLockLost, { once: true });
     const stop = stopper.signal;
     const stopping = () => Date.now() >= deadline || stop.aborted;
     let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
@@ -133,6 +141,7 @@ export function createBatchWorker(deps: {
       }
     } finally {
       shutdown.signal.removeEventListener('abort', stopNow);
+      lockLost.removeEventListener('abort', onLockLost);
       // Nothing outlives the lock: a preparation still reading finishes before it is released.
       await ahead?.prepared;
     }
@@ -140,16 +149,7 @@ export function createBatchWorker(deps: {
 
   async function drainTenant(tenantId: string): Promise<void> {
     for (;;) {
-      const held = await db.withLock(`tenant:${tenantId}`, 0, (lockLost) => {
-        lockLost.addEventListener(
-          'abort',
-          () => log.warn({ tenantId }, 'lost the tenant lock: handing it back'),
-          {
-            once: true,
-          },
-        );
-        return drainLocked(tenantId, lockLost);
-      });
+      const held = await db.withLock(`tenant:${tenantId}`, 0, (lockLost) => drainLocked(tenantId, lockLost));
       if (held === null) return;
       if (held.value === 'handed-off') {
         // Out of budget, or stopping: another job (here or in another process) takes it from here.

@@ -94,3 +94,63 @@ void test('a lost tenant lock stops the drain at the next chunk, its run given b
   assert.equal((await findBatch(svc.service.db, tenant, first))?.status, 'completed');
   assert.equal((await findBatch(svc.service.db, tenant, second))?.status, 'completed');
 });
+
+/** A worker on the service's database whose tenant locks report `lockLost()`, and the jobs it sends. */
+function workerWithLock(lockLost: () => AbortSignal, concurrency = 1) {
+  const db: Database = {
+    ...svc.service.db,
+    withLock: (key, waitMs, fn) => svc.service.db.withLock(key, waitMs, () => fn(lockLost())),
+  };
+  const sent: IngestJob[] = [];
+  const queue: JobQueue = {
+    ...svc.service.queue,
+    send: (job) => {
+      sent.push(job);
+      return Promise.resolve();
+    },
+  };
+  const worker = createBatchWorker({
+    db,
+    queue,
+    processor: createBatchProcessor({
+      db,
+      validateItem: createItemValidator(),
+      chunkSize: 1,
+      maxAttempts: 3,
+    }),
+    metrics: createMetrics({ defaults: false }),
+    log: pino({ level: 'silent' }),
+    concurrency,
+  });
+  return { worker, sent };
+}
+
+void test('a lock already lost when the drain starts: nothing is processed, the tenant is handed back', async () => {
+  const tenant = svc.tenant('lock-lost-early');
+  const batchId = await storeBatch(svc.service.db, tenant, [product()]);
+  const { worker, sent } = workerWithLock(() => AbortSignal.abort());
+  await worker.drainTenant(tenant);
+  const batch = await findBatch(svc.service.db, tenant, batchId);
+  assert.equal(batch?.status, 'accepted');
+  assert.equal(batch?.attempts, 0);
+  assert.deepEqual(sent, [{ tenantId: tenant, batchId: null }]);
+});
+
+void test('drains that end leave no listener behind on the worker: no leak warning at 64 at once', async () => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  try {
+    // Each lock has its signal, as each lease of a server connection does.
+    const { worker } = workerWithLock(() => new AbortController().signal, 64);
+    const tenants = Array.from({ length: 64 }, () => svc.tenant('many-drains'));
+    for (const tenant of tenants) await storeBatch(svc.service.db, tenant, [product()]);
+    // All at once, as 64 job loops would run them, then again one after the other.
+    await Promise.all(tenants.map((tenant) => worker.drainTenant(tenant)));
+    for (const tenant of tenants.slice(0, 20)) await worker.drainTenant(tenant);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(warnings, []);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
