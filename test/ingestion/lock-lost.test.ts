@@ -23,80 +23,18 @@ before(async () => {
 });
 after(() => svc?.stop());
 
-void test('a lost tenant lock stops the drain at the next chunk, its run given back, as a shutdown does', async () => {
-  const tenant = svc.tenant('lock-lost');
-  const first = await storeBatch(svc.service.db, tenant, [product(), product(), product(), product()]);
-  const second = await storeBatch(svc.service.db, tenant, [product()]);
-
-  // The database, but the tenant lock's connection is lost once the first chunk is written.
-  const lockLost = new AbortController();
-  const db: Database = {
-    ...svc.service.db,
-    withLock: (key, waitMs, fn) => svc.service.db.withLock(key, waitMs, () => fn(lockLost.signal)),
-  };
-  const sent: IngestJob[] = [];
-  const queue: JobQueue = {
-    ...svc.service.queue,
-    send: (job) => {
-      sent.push(job);
-      return Promise.resolve();
-    },
-  };
-  const processor = createBatchProcessor({
-    db,
-    validateItem: createItemValidator(),
-    chunkSize: 1,
-    maxAttempts: 3,
-  });
-  const runs: string[] = [];
-  const watched: BatchProcessor = {
-    ...processor,
-    processBatch(tenantId, batchId, signal, pipeline) {
-      runs.push(batchId);
-      return processor.processBatch(tenantId, batchId, signal, {
-        ...pipeline,
-        onWriting: () => {
-          pipeline?.onWriting?.();
-          lockLost.abort();
-        },
-      });
-    },
-  };
-  const worker = createBatchWorker({
-    db,
-    queue,
-    processor: watched,
-    metrics: createMetrics({ defaults: false }),
-    log: pino({ level: 'silent' }),
-    concurrency: 1,
-  });
-
-  // A ShutdownError is how a job hands its tenant back (the job handler re-queues it).
-  await assert.rejects(worker.drainTenant(tenant), ShutdownError);
-  assert.deepEqual(runs, [first], 'the second batch is not started');
-  const stopped = await findBatch(svc.service.db, tenant, first);
-  assert.equal(stopped?.status, 'processing');
-  assert.equal(stopped?.next_index, 1, 'stopped after its first chunk of one item');
-  assert.equal(stopped?.attempts, 0, 'the run was given back: a lost lock is not the batch’s doing');
-  assert.equal((await findBatch(svc.service.db, tenant, second))?.status, 'accepted');
-  assert.deepEqual(sent, []);
-
-  // The next drain, holding its lock, finishes both in order.
-  const next = createBatchWorker({
-    db: svc.service.db,
-    queue,
-    processor,
-    metrics: createMetrics({ defaults: false }),
-    log: pino({ level: 'silent' }),
-    concurrency: 1,
-  });
-  await next.drainTenant(tenant);
-  assert.equal((await findBatch(svc.service.db, tenant, first))?.status, 'completed');
-  assert.equal((await findBatch(svc.service.db, tenant, second))?.status, 'completed');
-});
-
-/** A worker on the service's database whose tenant locks report `lockLost()`, and the jobs it sends. */
-function workerWithLock(lockLost: () => AbortSignal, { concurrency = 1, holdLock = true } = {}) {
+/**
+ * A worker on the service's database whose tenant locks report `lockLost()`, and the jobs it
+ * sends. `watch` wraps its batch processor; `holdLock: false` takes no real lock.
+ */
+function workerWithLock(
+  lockLost: () => AbortSignal,
+  {
+    concurrency = 1,
+    holdLock = true,
+    watch = (processor) => processor,
+  }: { concurrency?: number; holdLock?: boolean; watch?: (processor: BatchProcessor) => BatchProcessor } = {},
+) {
   const db: Database = {
     ...svc.service.db,
     withLock: (key, waitMs, fn) =>
@@ -112,21 +50,63 @@ function workerWithLock(lockLost: () => AbortSignal, { concurrency = 1, holdLock
       return Promise.resolve();
     },
   };
+  const processor = createBatchProcessor({
+    db,
+    validateItem: createItemValidator(),
+    chunkSize: 1,
+    maxAttempts: 3,
+  });
   const worker = createBatchWorker({
     db,
     queue,
-    processor: createBatchProcessor({
-      db,
-      validateItem: createItemValidator(),
-      chunkSize: 1,
-      maxAttempts: 3,
-    }),
+    processor: watch(processor),
     metrics: createMetrics({ defaults: false }),
     log: pino({ level: 'silent' }),
     concurrency,
   });
   return { worker, sent };
 }
+
+void test('a lost tenant lock stops the drain at the next chunk, its run given back, as a shutdown does', async () => {
+  const tenant = svc.tenant('lock-lost');
+  const first = await storeBatch(svc.service.db, tenant, [product(), product(), product(), product()]);
+  const second = await storeBatch(svc.service.db, tenant, [product()]);
+
+  // The tenant lock's connection is lost once the first chunk is being written.
+  const lockLost = new AbortController();
+  const runs: string[] = [];
+  const { worker, sent } = workerWithLock(() => lockLost.signal, {
+    watch: (processor) => ({
+      ...processor,
+      processBatch(tenantId, batchId, signal, pipeline) {
+        runs.push(batchId);
+        return processor.processBatch(tenantId, batchId, signal, {
+          ...pipeline,
+          onWriting: () => {
+            pipeline?.onWriting?.();
+            lockLost.abort();
+          },
+        });
+      },
+    }),
+  });
+
+  // A ShutdownError is how a job hands its tenant back (the job handler re-queues it).
+  await assert.rejects(worker.drainTenant(tenant), ShutdownError);
+  assert.deepEqual(runs, [first], 'the second batch is not started');
+  const stopped = await findBatch(svc.service.db, tenant, first);
+  assert.equal(stopped?.status, 'processing');
+  assert.equal(stopped?.next_index, 1, 'stopped after its first chunk of one item');
+  assert.equal(stopped?.attempts, 0, 'the run was given back: a lost lock is not the batch’s doing');
+  assert.equal((await findBatch(svc.service.db, tenant, second))?.status, 'accepted');
+  assert.deepEqual(sent, []);
+
+  // The next drain, holding its lock, finishes both in order.
+  const { worker: next } = workerWithLock(() => new AbortController().signal);
+  await next.drainTenant(tenant);
+  assert.equal((await findBatch(svc.service.db, tenant, first))?.status, 'completed');
+  assert.equal((await findBatch(svc.service.db, tenant, second))?.status, 'completed');
+});
 
 void test('a lock already lost when the drain starts: nothing is processed, the tenant is handed back', async () => {
   const tenant = svc.tenant('lock-lost-early');
