@@ -6,6 +6,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import { analysisRoutes } from '../../src/analysis/analysis.routes.ts';
 import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
+import { KeySetUnavailableError } from '../../src/auth/remote-keys.ts';
+import { registerErrorHandler } from '../../src/http/error-handler.ts';
+import { registerJsonBodyParser } from '../../src/http/json-body.ts';
 import { createValidatorCompiler } from '../../src/http/validator-compiler.ts';
 import { buildAnalysisApp, decodeForTests, fakeClassifier, mintToken } from './analysis-helpers.ts';
 
@@ -109,6 +112,36 @@ void test('403 for a token without the analysis scope or without a tenant', asyn
     const response = await post({ imageUrls: [PHOTO_URL] }, `Bearer ${forbidden}`);
     assert.equal(response.status, 403);
     assert.deepEqual(response.body, { statusCode: 403, message, error: 'Forbidden' });
+  }
+});
+
+void test('503 in the analysis shape, with Retry-After, while the key set cannot be had', async () => {
+  const unavailable = Fastify({ logger: false });
+  unavailable.setValidatorCompiler(createValidatorCompiler());
+  registerJsonBodyParser(unavailable);
+  registerErrorHandler(unavailable, 'http://localhost');
+  await unavailable.register(
+    analysisRoutes({
+      analysis: service(),
+      authorize: () => () => Promise.reject(new KeySetUnavailableError()),
+    }),
+  );
+  try {
+    const response = await unavailable.inject({
+      method: 'POST',
+      url: PATH,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      payload: JSON.stringify({ imageUrls: [PHOTO_URL] }),
+    });
+    assert.equal(response.statusCode, 503);
+    assert.equal(response.headers['retry-after'], '5');
+    assert.deepEqual(response.json(), {
+      statusCode: 503,
+      message: 'Bearer tokens cannot be verified right now: the key set is unavailable. Try again shortly.',
+      error: 'Service Unavailable',
+    });
+  } finally {
+    await unavailable.close();
   }
 });
 
