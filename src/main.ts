@@ -1,33 +1,43 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
-import { startService } from './server.ts';
+import { startService, type Service } from './server.ts';
 import { DataDirInUseError } from './db/embedded-database.ts';
 
 const log = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 
+let service: Service | undefined;
+let stopping = false;
+
+/** Drains the started service and exits: 0 when it stopped cleanly, 1 when it did not. */
+function stopAndExit(started: Service): void {
+  started.stop().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      log.error({ err: error }, 'unclean shutdown');
+      process.exit(1);
+    },
+  );
+}
+
+// Installed before the start: the API listens before the worker has started, so a supervisor may
+// already see it ready, and a signal then must drain it (once started), not kill it outright.
+const shutdown = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, service ? 'draining' : 'draining once the start completes');
+  if (service) stopAndExit(service);
+};
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));
+
 try {
   const config = loadConfig();
-  const service = await startService(config, { logger: log });
+  service = await startService(config, { logger: log });
   log.info(
     { role: config.role, port: config.port, host: config.host, database: service.db.kind },
     'service started',
   );
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'draining');
-    service.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'unclean shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (stopping) stopAndExit(service);
 } catch (error) {
   if (error instanceof ConfigError || error instanceof DataDirInUseError) {
     log.fatal(error.message);

@@ -113,6 +113,22 @@ void test('the compiled service ingests a batch, serves the product and drains o
   assert.deepEqual(await stopProcess(service, 'SIGTERM', 30_000), { code: 0, signal: null });
 });
 
+void test('SIGTERM as soon as the API answers, before the worker has started, still drains: exit 0', async () => {
+  // The API listens before the worker (thread) starts; a supervisor that sees it healthy may stop
+  // it at once. The signal handlers are in place from the first line, so this is a drain, not a kill.
+  service = await spawnService(
+    {
+      AUTH_JWT_SECRET: secret,
+      DATA_DIR: dataDir,
+      ANALYSIS_ENABLED: 'false',
+      ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
+    },
+    60_000,
+    [...startScriptNodeArgs(), path.join(outDir, 'main.js')],
+  );
+  assert.deepEqual(await stopProcess(service, 'SIGTERM', 30_000), { code: 0, signal: null });
+});
+
 void test('a build from unchanged sources is skipped, and a stale one is replaced whole', async () => {
   const build = () =>
     run(process.execPath, ['--import', 'tsx', 'scripts/build.ts', '--out-dir', outDir], {
