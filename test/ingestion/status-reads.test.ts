@@ -89,15 +89,17 @@ void describe('status reads', () => {
   void test('reads asked from separate callbacks of one turn, as requests are, share one statement', async () => {
     const { db, statements } = counting(svc.service.db);
     const read = createBatchReader(db);
-    // Two timers due together run in one timers phase, each a callback of its own, as the requests
-    // ready in one poll phase are: a dispatch after each callback's promises would query twice.
+    // Two immediates queued together run in one check phase, each a callback of its own (its
+    // promises settled before the next), as the requests ready in one poll phase are: a dispatch
+    // after each callback's promises would query twice. (Two timers, due in the same millisecond
+    // only if the clock does not tick between them, split over two turns on a busy machine.)
     const found = await new Promise<Array<BatchRow | null>>((resolve, reject) => {
       const reads: Array<Promise<BatchRow | null>> = [];
-      setTimeout(() => reads.push(read(a.tenant, a.batchId)), 0);
-      setTimeout(() => {
+      setImmediate(() => reads.push(read(a.tenant, a.batchId)));
+      setImmediate(() => {
         reads.push(read(b.tenant, b.batchId));
         Promise.all(reads).then(resolve, reject);
-      }, 0);
+      });
     });
     assert.equal(statements(), 1);
     assert.deepEqual(
