@@ -56,6 +56,20 @@ after(async () => {
   }
 });
 
+/** Starts the compiled service, as `npm start` runs it, on this file's database. */
+function spawnCompiled(): Promise<ServiceProcess> {
+  return spawnService(
+    {
+      AUTH_JWT_SECRET: secret,
+      DATA_DIR: dataDir,
+      ANALYSIS_ENABLED: 'false',
+      ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
+    },
+    60_000,
+    [...startScriptNodeArgs(), path.join(outDir, 'main.js')],
+  );
+}
+
 void test('the build carries the files the code reads next to itself, byte for byte', async () => {
   for (const file of ['db/migrations/001_initial.sql', 'analysis/model/room-classifier.json']) {
     assert.deepEqual(
@@ -68,16 +82,7 @@ void test('the build carries the files the code reads next to itself, byte for b
 });
 
 void test('the compiled service ingests a batch, serves the product and drains on SIGTERM', async () => {
-  service = await spawnService(
-    {
-      AUTH_JWT_SECRET: secret,
-      DATA_DIR: dataDir,
-      ANALYSIS_ENABLED: 'false',
-      ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
-    },
-    60_000,
-    [...startScriptNodeArgs(), path.join(outDir, 'main.js')],
-  );
+  service = await spawnCompiled();
   const headers = {
     authorization: `Bearer ${await signToken(secret, 'acme')}`,
     'content-type': 'application/json',
@@ -116,16 +121,7 @@ void test('the compiled service ingests a batch, serves the product and drains o
 void test('SIGTERM as soon as the API answers, before the worker has started, still drains: exit 0', async () => {
   // The API listens before the worker (thread) starts; a supervisor that sees it healthy may stop
   // it at once. The signal handlers are in place from the first line, so this is a drain, not a kill.
-  service = await spawnService(
-    {
-      AUTH_JWT_SECRET: secret,
-      DATA_DIR: dataDir,
-      ANALYSIS_ENABLED: 'false',
-      ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
-    },
-    60_000,
-    [...startScriptNodeArgs(), path.join(outDir, 'main.js')],
-  );
+  service = await spawnCompiled();
   assert.deepEqual(await stopProcess(service, 'SIGTERM', 30_000), { code: 0, signal: null });
 });
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
 import sharp from 'sharp';
-import { createAuthorize } from '../../src/auth/authorize.ts';
+import { createAuthorize, type Authorize } from '../../src/auth/authorize.ts';
 import { createTokenVerifier } from '../../src/auth/verify-token.ts';
 import { registerErrorHandler } from '../../src/http/error-handler.ts';
 import { registerJsonBodyParser } from '../../src/http/json-body.ts';
@@ -33,17 +33,24 @@ export async function mintToken(
     .sign(new TextEncoder().encode(options.secret ?? TEST_SECRET));
 }
 
-/** A Fastify app with only the analysis route, wired as src/http/app.ts wires every route. */
-export async function buildAnalysisApp(analysis: AnalysisService): Promise<FastifyInstance> {
+/**
+ * A Fastify app with only the analysis route, wired as src/http/app.ts wires every route; tokens
+ * are checked against TEST_SECRET unless `authorize` says otherwise.
+ */
+export async function buildAnalysisApp(
+  analysis: AnalysisService,
+  authorize: Authorize = createAuthorize(
+    createTokenVerifier({
+      keys: { secret: new TextEncoder().encode(TEST_SECRET), asymmetric: undefined },
+      tenantClaim: TENANT_CLAIM,
+    }),
+  ),
+): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   app.setValidatorCompiler(createValidatorCompiler());
   registerJsonBodyParser(app);
   registerErrorHandler(app, 'http://localhost');
-  const check = createTokenVerifier({
-    keys: { secret: new TextEncoder().encode(TEST_SECRET), asymmetric: undefined },
-    tenantClaim: TENANT_CLAIM,
-  });
-  await app.register(analysisRoutes({ analysis, authorize: createAuthorize(check) }));
+  await app.register(analysisRoutes({ analysis, authorize }));
   await app.ready();
   return app;
 }

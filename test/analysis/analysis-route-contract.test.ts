@@ -7,8 +7,6 @@ import swagger from '@fastify/swagger';
 import { analysisRoutes } from '../../src/analysis/analysis.routes.ts';
 import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
 import { KeySetUnavailableError } from '../../src/auth/remote-keys.ts';
-import { registerErrorHandler } from '../../src/http/error-handler.ts';
-import { registerJsonBodyParser } from '../../src/http/json-body.ts';
 import { createValidatorCompiler } from '../../src/http/validator-compiler.ts';
 import { buildAnalysisApp, decodeForTests, fakeClassifier, mintToken } from './analysis-helpers.ts';
 
@@ -116,15 +114,9 @@ void test('403 for a token without the analysis scope or without a tenant', asyn
 });
 
 void test('503 in the analysis shape, with Retry-After, while the key set cannot be had', async () => {
-  const unavailable = Fastify({ logger: false });
-  unavailable.setValidatorCompiler(createValidatorCompiler());
-  registerJsonBodyParser(unavailable);
-  registerErrorHandler(unavailable, 'http://localhost');
-  await unavailable.register(
-    analysisRoutes({
-      analysis: service(),
-      authorize: () => () => Promise.reject(new KeySetUnavailableError()),
-    }),
+  const unavailable = await buildAnalysisApp(
+    service(),
+    () => () => Promise.reject(new KeySetUnavailableError()),
   );
   try {
     const response = await unavailable.inject({
