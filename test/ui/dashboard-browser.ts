@@ -1,0 +1,205 @@
+/**
+ * The dashboard's browser tests' pieces: Debian's Chromium driven by playwright-core, a real service
+ * listening on a loopback port with the dashboard built by `npm run build`, screenshots of every
+ * test, and axe-core's accessibility check run in the page.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import sharp from 'sharp';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const CHROMIUM = '/usr/bin/chromium';
+/** Where every test leaves its screenshot (ignored by git). */
+const SCREENSHOTS = path.join(ROOT, 'test', 'ui', 'screenshots');
+/** Where `UI_DOCS_SCREENSHOTS=1` puts the views' pictures that docs/ui.md shows. */
+const DOCS_SCREENSHOTS = path.join(ROOT, 'docs', 'ui');
+
+/** Why these tests cannot run here, or false when they can. */
+export const skipBrowser = existsSync(CHROMIUM)
+  ? false
+  : `Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium; .ci/run does it)`;
+
+/** The flags Chromium runs with: headless, no sandbox (root in a container), nothing fetched from outside. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+];
+
+/** A desktop and a phone screen. */
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/** One test file's world: the service on a loopback port and one browser. */
+export interface DashboardWorld {
+  api: TestService;
+  baseUrl: string;
+  browser: Browser;
+  /** A fresh browser context (its own sessionStorage) signed in as `token`, on `hash`. */
+  open(token: string | null, hash?: string, viewport?: typeof DESKTOP): Promise<Page>;
+  stop(): Promise<void>;
+}
+
+/** Builds the dashboard as `npm start` does (skipped when its sources have not changed). */
+async function buildDashboard(): Promise<void> {
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: ROOT });
+}
+
+/** Starts the service (with `env`), makes it listen on 127.0.0.1, and launches Chromium. */
+export async function startDashboardWorld(
+  env: Record<string, string> = {},
+  options: { analyzer?: boolean } = {},
+): Promise<DashboardWorld> {
+  await buildDashboard();
+  const api = await startTestService(env, undefined, { analyzer: options.analyzer ?? false });
+  let browser: Browser | undefined;
+  try {
+    await api.service.app!.listen({ port: 0, host: '127.0.0.1' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // playwright-core gives each launch a fresh profile directory of its own (and removes it).
+      args: CHROMIUM_ARGS,
+    });
+  } catch (error) {
+    await api.stop();
+    throw error;
+  }
+  const baseUrl = `http://127.0.0.1:${(api.service.app!.server.address() as { port: number }).port}`;
+  const contexts: BrowserContext[] = [];
+  return {
+    api,
+    baseUrl,
+    browser,
+    async open(token, hash = '#/batches', viewport = DESKTOP) {
+      const context = await browser.newContext({ viewport, acceptDownloads: true });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      watchPolicyViolations(page);
+      await page.goto(`${baseUrl}/ui/#/sign-in`);
+      if (token !== null) {
+        await page.getByLabel('Bearer token').fill(token);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByTestId('tenant').waitFor();
+      }
+      if (hash !== '#/batches' || token === null) await page.goto(`${baseUrl}/ui/${hash}`);
+      return page;
+    },
+    async stop() {
+      await Promise.all(contexts.map((context) => context.close().catch(() => undefined)));
+      await browser.close().catch(() => undefined);
+      await api.stop();
+    },
+  };
+}
+
+/** Violations of the page's CSP, by page: a test fails when the dashboard trips its own policy. */
+const violations = new WeakMap<Page, string[]>();
+
+function watchPolicyViolations(page: Page): void {
+  const seen: string[] = [];
+  violations.set(page, seen);
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
+      seen.push(message.text());
+  });
+  page.on('pageerror', (error) => seen.push(`page error: ${error.message}`));
+}
+
+/** Asserts the page has run no script error and broken no rule of its CSP. */
+export function assertCleanPage(page: Page): void {
+  assert.deepEqual(violations.get(page) ?? [], []);
+}
+
+const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core in the page (evaluated through the DevTools protocol, so the page's CSP, which admits
+ * no foreign script, stays on) and asserts no serious or critical violation.
+ */
+export async function assertAccessible(page: Page, view: string): Promise<void> {
+  await page.evaluate(await axeSource);
+  const found = await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as { axe: { run(): Promise<{ violations: Array<Record<string, unknown>> }> } }
+    ).axe;
+    const result = await axe.run();
+    return result.violations
+      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+      .map((violation) => ({
+        id: violation.id,
+        impact: violation.impact,
+        nodes: (violation.nodes as Array<{ target: unknown }>).map((node) => JSON.stringify(node.target)),
+      }));
+  });
+  assert.deepEqual(found, [], `accessibility violations on the ${view} view`);
+}
+
+/** Asserts the page does not scroll sideways (it fits a phone's width). */
+export async function assertFitsWidth(page: Page): Promise<void> {
+  const { scroll, width } = await page.evaluate(() => {
+    const browser = globalThis as unknown as {
+      document: { documentElement: { scrollWidth: number } };
+      innerWidth: number;
+    };
+    return { scroll: browser.document.documentElement.scrollWidth, width: browser.innerWidth };
+  });
+  assert.ok(scroll <= width, `the page is ${scroll} px wide in a ${width} px window`);
+}
+
+/**
+ * Saves a screenshot of `page` as test/ui/screenshots/<name>.png (after scrolling `scrollTo` into
+ * view). The views' pictures of docs/ui.md are those with `docs`: with `UI_DOCS_SCREENSHOTS=1` they
+ * are also written there, reduced to a 128-colour palette to keep the repository small.
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  { scrollTo, docs = false }: { scrollTo?: Locator; docs?: boolean } = {},
+): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  if (scrollTo)
+    await scrollTo.evaluate((element) => (element as { scrollIntoView(): void }).scrollIntoView());
+  const png = await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+  if (docs && process.env.UI_DOCS_SCREENSHOTS === '1') {
+    await mkdir(DOCS_SCREENSHOTS, { recursive: true });
+    await sharp(png)
+      .png({ palette: true, colours: 128, compressionLevel: 9, effort: 8 })
+      .toFile(path.join(DOCS_SCREENSHOTS, `${name}.png`));
+  }
+}
+
+/**
+ * Runs a browser scenario on `page` and screenshots it whatever happens: `<name>.png` on success,
+ * `<name>-failed.png` (and the error rethrown) on failure.
+ */
+export async function scenario(
+  _t: TestContext,
+  page: Page,
+  name: string,
+  body: () => Promise<void>,
+): Promise<void> {
+  try {
+    await body();
+    assertCleanPage(page);
+  } catch (error) {
+    await screenshot(page, `${name}-failed`).catch(() => undefined);
+    throw error;
+  }
+  await screenshot(page, name);
+}

@@ -1,0 +1,81 @@
+/**
+ * GET /ui: the built dashboard served by the service — index.html never cached, hashed assets cached
+ * for a year, the security headers on every answer under /ui and on no other route.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { DASHBOARD_CSP } from '../../src/http/dashboard-route.ts';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+let svc: TestService;
+let assets: string[];
+
+before(async () => {
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: ROOT });
+  assets = await readdir(path.join(ROOT, 'dist', 'ui', 'assets'));
+  svc = await startTestService();
+});
+after(() => svc.stop());
+
+const SECURITY = {
+  'content-security-policy': DASHBOARD_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+function assertSecurityHeaders(headers: Record<string, unknown>) {
+  for (const [name, value] of Object.entries(SECURITY)) assert.equal(headers[name], value, name);
+}
+
+test('/ui, /ui/ and any page under it answer the index, not cached, with the security headers', async () => {
+  for (const url of ['/ui', '/ui/', '/ui/batches/x']) {
+    const res = await svc.request({ method: 'GET', url, token: null });
+    assert.equal(res.statusCode, 200, url);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(res.headers['cache-control'], 'no-cache');
+    assertSecurityHeaders(res.headers);
+    assert.match(
+      res.body,
+      /<script type="module" crossorigin src="\/ui\/assets\/index-[\w-]+\.js"><\/script>/,
+    );
+    assert.doesNotMatch(res.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    assert.doesNotMatch(res.body, /<style|style=/, 'no inline style');
+  }
+  assert.match(DASHBOARD_CSP, /default-src 'self'/);
+  assert.match(DASHBOARD_CSP, /frame-ancestors 'none'/);
+  assert.doesNotMatch(DASHBOARD_CSP, /unsafe-inline|unsafe-eval/);
+});
+
+test('hashed assets are cached for a year as immutable; a missing one is a not-found problem', async () => {
+  assert.deepEqual(assets.map((name) => path.extname(name)).sort(), ['.css', '.js']);
+  for (const name of assets) {
+    const res = await svc.request({ method: 'GET', url: `/ui/assets/${name}`, token: null });
+    assert.equal(res.statusCode, 200, name);
+    assert.equal(res.headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.match(String(res.headers['content-type']), name.endsWith('.js') ? /javascript/ : /text\/css/);
+    assertSecurityHeaders(res.headers);
+  }
+  const missing = await svc.request({ method: 'GET', url: '/ui/assets/index-missing.js', token: null });
+  assert.equal(missing.statusCode, 404);
+  assert.equal(missing.headers['content-type'], 'application/problem+json; charset=utf-8');
+  assert.equal(missing.json().type, 'http://service.test/problems/not-found');
+  assertSecurityHeaders(missing.headers);
+});
+
+test('the API’s own answers are unchanged: no dashboard headers, no /ui in the OpenAPI document', async () => {
+  const token = await svc.token(svc.tenant());
+  for (const url of ['/products/ingestions', '/openapi.json', '/healthz', '/nowhere']) {
+    const res = await svc.request({ method: 'GET', url, token });
+    for (const name of Object.keys(SECURITY)) assert.equal(res.headers[name], undefined, `${name} on ${url}`);
+  }
+  const document = (await svc.request({ method: 'GET', url: '/openapi.json', token: null })).json();
+  assert.deepEqual(
+    Object.keys(document.paths).filter((route) => route.startsWith('/ui')),
+    [],
+  );
+});
