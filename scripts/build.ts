@@ -1,6 +1,7 @@
 /**
- * Compiles src/ to plain JavaScript in dist/ (what `npm start` runs) and copies the files the code
- * reads next to itself: the SQL migrations and the room classifier's weights.
+ * Compiles src/ to plain JavaScript in dist/ (what `npm start` runs), copies the files the code
+ * reads next to itself (the SQL migrations and the room classifier's weights), and bundles the
+ * dashboard of ui/ with Vite into dist/ui (docs/ui.md).
  *
  *   npm run build
  *   npm run build -- --out-dir <dir>     elsewhere than dist/ (inside the repository, so that the
@@ -21,17 +22,20 @@ import { parseArgs } from 'node:util';
 
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
+const ui = path.join(root, 'ui');
 const { values: args } = parseArgs({ options: { 'out-dir': { type: 'string', default: 'dist' } } });
 const dist = path.resolve(root, args['out-dir']);
 /** Written last into a finished build: the hash of everything the build was made from. */
 const STAMP = '.source-stamp';
 
-/** A hash of the sources, the compiler settings, the locked dependencies and this script. */
+/** A hash of the sources (service and dashboard), the compiler settings, the locked dependencies and this script. */
 async function sourceStamp(): Promise<string> {
   const hash = createHash('sha256');
   const sources: string[] = [];
-  for (const file of await readdir(src, { recursive: true })) {
-    if ((await stat(path.join(src, file))).isFile()) sources.push(path.join(src, file));
+  for (const dir of [src, ui]) {
+    for (const file of await readdir(dir, { recursive: true })) {
+      if ((await stat(path.join(dir, file))).isFile()) sources.push(path.join(dir, file));
+    }
   }
   const files = sources
     .concat(
@@ -63,6 +67,13 @@ if (built !== stamp) {
   await cp(src, fresh, {
     recursive: true,
     filter: (from) => !from.endsWith('.ts'),
+  });
+  // Imported here, not at the top: a build whose stamp is current never loads the bundler.
+  const vite = await import('vite');
+  await vite.build({
+    configFile: path.join(ui, 'vite.config.ts'),
+    build: { outDir: path.join(fresh, 'ui'), emptyOutDir: true },
+    logLevel: 'warn',
   });
   await writeFile(path.join(fresh, STAMP), stamp);
   // A clean output: a module deleted from src/ must not live on in the old build. Another build

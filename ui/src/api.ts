@@ -1,0 +1,126 @@
+import { currentSession } from './session.ts';
+
+/** A call the service refused or could not answer, with a sentence a person can act on. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** The problem body's `errors`, when the service named fields. */
+    readonly fieldErrors: Array<{ field: string; code: string; message: string }> = [],
+    readonly retryAfterSeconds: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Listeners told of every 401/403, so the shell can show why in one place. */
+const authListeners = new Set<(error: ApiError) => void>();
+
+/** Calls `listener` with each 401/403 answer; returns the unsubscribe. */
+export function onAuthError(listener: (error: ApiError) => void): () => void {
+  authListeners.add(listener);
+  return () => authListeners.delete(listener);
+}
+
+/** What the service said, from a problem+json body or the analyzer's `{statusCode, message, error}`. */
+function detailOf(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const record = body as Record<string, unknown>;
+  for (const key of ['detail', 'message', 'title']) {
+    if (typeof record[key] === 'string' && record[key] !== '') return record[key];
+  }
+  return null;
+}
+
+/** The sentence shown for a refused call. */
+function explain(status: number, detail: string | null): string {
+  const said = detail ? ` The service said: “${detail}”` : '';
+  if (status === 401)
+    return `Not signed in (401): the service refused the token — missing, malformed, expired or not signed by a key it trusts.${said} Sign in again with a valid token.`;
+  if (status === 403)
+    return `Not allowed (403): the token is valid but lacks the scope this needs, or has no tenant.${said}`;
+  if (status === 404) return `Not found (404).${said}`;
+  if (status === 429)
+    return `Too many requests (429): the tenant’s submission rate or backlog is over its limit.${said}`;
+  if (status >= 500) return `The service failed (${status}).${said} Try again later.`;
+  return `The request was refused (${status}).${said}`;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  method?: 'GET' | 'POST' | 'DELETE';
+  json?: unknown;
+  /** A body already serialized as JSON (large submissions are built as text). */
+  body?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * Calls the service with the session's token and returns the raw response when it is 2xx; anything
+ * else throws an ApiError. The token goes only into the Authorization header, never into a URL.
+ */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+  const session = currentSession();
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (session) headers.authorization = `Bearer ${session.token}`;
+  let body = options.body;
+  if (options.json !== undefined) body = JSON.stringify(options.json);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method: options.method ?? 'GET',
+      headers,
+      body,
+      signal: options.signal,
+      cache: 'no-store',
+      credentials: 'omit',
+    });
+  } catch (error) {
+    if (error instanceof DOMException && error.name === 'AbortError') throw error;
+    throw new ApiError(0, 'The service could not be reached. Check the connection and try again.');
+  }
+  if (response.ok) return response;
+  const parsed: unknown = await response.json().catch(() => null);
+  const retryAfter = Number(response.headers.get('retry-after'));
+  const error = new ApiError(
+    response.status,
+    explain(response.status, detailOf(parsed)),
+    (parsed as { errors?: ApiError['fieldErrors'] } | null)?.errors ?? [],
+    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+  );
+  if (response.status === 401 || response.status === 403)
+    for (const listener of authListeners) listener(error);
+  throw error;
+}
+
+/**
+ * What a view shows for a failed call: the error's sentence, or nothing for a 401/403, which the
+ * page's banner already explains (onAuthError).
+ */
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return '';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** `call`, then the JSON body. */
+export async function getJson<T>(path: string, options: CallOptions = {}): Promise<T> {
+  return (await call(path, options)).json() as Promise<T>;
+}
+
+/** A query string of the defined values (`?a=1&b=x`), or '' for none. */
+export function query(params: Record<string, string | number | null | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined && value !== '') search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+/** `{data, next_cursor}`: every list of the API. */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}

@@ -1,0 +1,109 @@
+/** What `h` accepts as children: nodes, text, nothing, or lists of those. */
+export type Child = Node | string | number | null | undefined | false | Child[];
+
+/** Attributes: `on<event>` adds a listener, `value` sets the property, `false`/null omit. */
+export type Attrs = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
+
+const PROPERTIES = new Set(['value']);
+
+/** Appends `children` (flattened) to `parent`. */
+export function append(parent: Node, ...children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(parent, ...child);
+    else parent.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/**
+ * Creates an element. Text is always set as text, never parsed as HTML, so values from the API
+ * (names, messages, URLs) cannot inject markup.
+ */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') element.addEventListener(name.slice(2).toLowerCase(), value);
+    else if (PROPERTIES.has(name)) Reflect.set(element, name, value);
+    else element.setAttribute(name, value === true ? '' : String(value));
+  }
+  append(element, ...children);
+  return element;
+}
+
+/** Replaces everything inside `parent` with `children`. */
+export function replace(parent: Element, ...children: Child[]): void {
+  parent.replaceChildren();
+  append(parent, ...children);
+}
+
+/** A table whose body rows come from `rows`; wrapped in a focusable region so it scrolls by keyboard. */
+export function table(
+  label: string,
+  headers: string[],
+  rows: Child[][],
+  empty = 'Nothing to show.',
+): HTMLElement {
+  return h(
+    'div',
+    { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: 0 },
+    h(
+      'table',
+      {},
+      h('caption', { class: 'visually-hidden' }, label),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headers.map((header) => h('th', { scope: 'col' }, header)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.length === 0
+          ? h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, empty))
+          : rows.map((cells) =>
+              h(
+                'tr',
+                {},
+                cells.map((cell) => h('td', {}, cell)),
+              ),
+            ),
+      ),
+    ),
+  );
+}
+
+/** A labelled progress bar of `done` out of `total` (100 % when `finished`). */
+export function progressBar(label: string, done: number, total: number, finished: boolean): HTMLElement {
+  const percent = finished ? 100 : total === 0 ? 0 : Math.floor((done / total) * 100);
+  return h(
+    'span',
+    { class: 'progress' },
+    h('progress', { max: 100, value: percent, 'aria-label': label }),
+    h('span', { class: 'progress-text' }, `${percent}%`),
+  );
+}
+
+/** A date as the user's locale shows it, with the ISO text in `title`; '—' for none. */
+export function time(iso: string | null | undefined): HTMLElement | string {
+  if (!iso) return '—';
+  return h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString());
+}
+
+/** Opens a download of `blob` named `filename` (a link to an object URL, clicked, then released). */
+export function download(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = h('a', { href: url, download: filename, class: 'visually-hidden' }, filename);
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

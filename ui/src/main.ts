@@ -1,0 +1,138 @@
+import './styles.css';
+import { onAuthError } from './api.ts';
+import { h, replace } from './dom.ts';
+import { currentSession, signOut, type Session } from './session.ts';
+import { analyzerView } from './views/analyzer.ts';
+import { batchView } from './views/batch.ts';
+import { batchesView } from './views/batches.ts';
+import { catalogView } from './views/catalog.ts';
+import { importView } from './views/import.ts';
+import { productView } from './views/product.ts';
+import { signInView } from './views/sign-in.ts';
+import { webhookView } from './views/webhook.ts';
+import { webhooksView } from './views/webhooks.ts';
+
+/** A view draws itself into `main` and returns what stops its timers when the page changes. */
+export type View = (main: HTMLElement, params: RouteParams) => (() => void) | void;
+
+/** What a route passes its view: the path's one parameter and the hash's query. */
+export interface RouteParams {
+  id: string;
+  query: URLSearchParams;
+}
+
+const ROUTES: Array<[RegExp, View, string]> = [
+  [/^\/(?:batches)?$/, batchesView, 'Batches'],
+  [/^\/batches\/([^/]+)$/, batchView, 'Batch'],
+  [/^\/import$/, importView, 'Import'],
+  [/^\/catalog$/, catalogView, 'Catalog'],
+  [/^\/products\/([^/]+)$/, productView, 'Product'],
+  [/^\/webhooks$/, webhooksView, 'Webhooks'],
+  [/^\/webhooks\/([^/]+)$/, webhookView, 'Webhook endpoint'],
+  [/^\/analyzer$/, analyzerView, 'Analyzer'],
+];
+
+const NAV: Array<[string, string]> = [
+  ['#/batches', 'Batches'],
+  ['#/import', 'Import'],
+  ['#/catalog', 'Catalog'],
+  ['#/webhooks', 'Webhooks'],
+  ['#/analyzer', 'Analyzer'],
+];
+
+const root = document.getElementById('app')!;
+const alert = h('div', { class: 'auth-alert', role: 'alert' });
+const main = h('main', { id: 'main', tabindex: -1 });
+const sessionBox = h('section', { class: 'session', 'aria-label': 'Session' });
+const nav = h(
+  'nav',
+  { 'aria-label': 'Main' },
+  h(
+    'ul',
+    {},
+    NAV.map(([href, text]) => h('li', {}, h('a', { href }, text))),
+  ),
+);
+replace(
+  root,
+  h('header', { class: 'topbar' }, h('p', { class: 'brand' }, 'Catalog ingestion'), nav, sessionBox),
+  alert,
+  main,
+);
+
+let stopView: (() => void) | void;
+
+/** The session summary in the header: tenant, scopes, expiry, and sign-out. */
+function showSession(session: Session | null): void {
+  nav.hidden = session === null;
+  if (!session) {
+    replace(sessionBox);
+    return;
+  }
+  const expired = session.expiresAt !== null && session.expiresAt.getTime() < Date.now();
+  replace(
+    sessionBox,
+    h(
+      'dl',
+      { class: 'session-facts' },
+      h('dt', {}, 'Tenant'),
+      h('dd', { 'data-testid': 'tenant' }, session.tenant ?? '(no tenant claim: every call will be 403)'),
+      h('dt', {}, 'Scopes'),
+      h('dd', { 'data-testid': 'scopes' }, session.scopes.length ? session.scopes.join(' ') : '(none)'),
+      h('dt', {}, 'Expires'),
+      h(
+        'dd',
+        { 'data-testid': 'expiry', class: expired ? 'expired' : '' },
+        session.expiresAt ? `${session.expiresAt.toLocaleString()}${expired ? ' (expired)' : ''}` : 'never',
+      ),
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        onclick: () => {
+          signOut();
+          location.hash = '#/sign-in';
+        },
+      },
+      'Sign out',
+    ),
+  );
+}
+
+/** Draws the view the hash names; without a session, the sign-in view. */
+function route(): void {
+  stopView?.();
+  replace(alert);
+  const [path = '/', search = ''] = location.hash.replace(/^#/, '').split('?');
+  const session = currentSession();
+  showSession(session);
+  for (const link of nav.querySelectorAll('a')) {
+    const current = path.startsWith(link.getAttribute('href')!.slice(1));
+    if (current) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  replace(main);
+  if (!session || path === '/sign-in') {
+    document.title = 'Sign in · Catalog ingestion';
+    stopView = signInView(main, { id: '', query: new URLSearchParams(search) });
+    return;
+  }
+  for (const [pattern, view, title] of ROUTES) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    document.title = `${title} · Catalog ingestion`;
+    stopView = view(main, { id: decodeURIComponent(match[1] ?? ''), query: new URLSearchParams(search) });
+    main.querySelector('h1')?.setAttribute('tabindex', '-1');
+    return;
+  }
+  document.title = 'Not found · Catalog ingestion';
+  replace(main, h('h1', {}, 'No such page'), h('p', {}, h('a', { href: '#/batches' }, 'Go to the batches')));
+}
+
+onAuthError((error) => replace(alert, h('p', {}, error.message)));
+window.addEventListener('hashchange', () => {
+  route();
+  main.querySelector('h1')?.focus();
+});
+route();
