@@ -4,7 +4,10 @@
  *   npm run eval -- <dir> [--head <room-classifier.json>] [--threads <n>] [--verbose]
  *
  * <dir>/manifest.csv: file,label[,…]. Labels as in ../shared/eval/README.md; `hallway` counts as right
- * for `entrance_hall` or `corridor`. The last line is `room type accuracy: NN.N% (n=N)`.
+ * for `entrance_hall` or `corridor`. With an `empty_room` column (yes/no/unknown) two more lines:
+ * `empty-room room type: answered A/N, right R/A (P%)` over the rows marked yes (`unknown` is no
+ * answer) and `furnished flag: right K/N (P%)` over the rows marked yes or no. The last line is
+ * `room type accuracy: NN.N% (n=N)`.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,7 +17,7 @@ import { createSceneClassifier, decodeForModel } from '../src/analysis/model/ind
 import type { RoomType, SceneKind, SceneVerdict } from '../src/analysis/scene-types.ts';
 import { readManifest } from './lib/manifest.ts';
 import { wholeNumber } from './lib/number-option.ts';
-import { printConfusion, type Outcome } from './lib/eval-report.ts';
+import { emptyRoomLines, printConfusion, type Outcome } from './lib/eval-report.ts';
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
@@ -79,6 +82,8 @@ await Promise.all(
         correct: accepted(entry.label).includes(predicted),
         sceneCorrect: verdict?.scene === expectedScene(entry.label),
         scene: verdict?.scene ?? 'other',
+        furnished: verdict?.furnished,
+        emptyRoom: entry.emptyRoom,
         error,
       };
     }
@@ -93,6 +98,7 @@ console.log(
     `${seconds.toFixed(1)} s), ${(inferenceMs / Math.max(1, entries.length)).toFixed(0)} ms model time per image, ` +
     `model load ${(loadMs / 1000).toFixed(1)} s`,
 );
+for (const line of emptyRoomLines(outcomes)) console.log(line);
 const right = outcomes.filter((o) => o.correct).length;
 console.log(
   `room type accuracy: ${((100 * right) / Math.max(1, outcomes.length)).toFixed(1)}% (n=${outcomes.length})`,

@@ -13,6 +13,8 @@
  * only fits.
  *
  *   npm run train -- --cross-validate 5   # k-fold accuracy per source and label; writes no head
+ *
+ * The head written has no empty-room head: run scripts/fit-empty-rooms.ts after it.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -145,5 +147,9 @@ async function fitAndWriteHead(): Promise<void> {
   await writeFile(out, `${JSON.stringify(head)}\n`);
   console.log(
     `wrote ${path.relative(process.cwd(), out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  console.log(
+    `next: node --import tsx scripts/fit-empty-rooms.ts --head ${path.relative(process.cwd(), out)} ` +
+      '(empty rooms are read by a second head fitted on this one)',
   );
 }

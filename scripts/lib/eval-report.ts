@@ -11,6 +11,10 @@ export interface Outcome {
   correct: boolean;
   scene: SceneKind;
   sceneCorrect: boolean;
+  /** Whether the model called the room furnished (absent when it failed). */
+  furnished?: boolean;
+  /** The manifest's `empty_room` when it says yes or no. */
+  emptyRoom?: boolean;
   error?: string;
 }
 
@@ -66,4 +70,23 @@ export function printConfusion(outcomes: readonly Outcome[], options: { verbose:
     }
   }
   console.log('');
+}
+
+/**
+ * The empty-room lines: of the photos the manifest marks `empty_room=yes`, how many got a room type
+ * (not `unknown`) and how many of those were right; and of the photos marked yes or no, how often the
+ * furnished flag agreed. Nothing is printed for a manifest without the column.
+ */
+export function emptyRoomLines(outcomes: readonly Outcome[]): string[] {
+  const percent = (right: number, n: number): string => `${n ? ((100 * right) / n).toFixed(1) : '0.0'}%`;
+  const marked = outcomes.filter((o) => o.emptyRoom !== undefined);
+  if (marked.length === 0) return [];
+  const empty = marked.filter((o) => o.emptyRoom === true);
+  const answered = empty.filter((o) => o.predicted !== 'unknown');
+  const right = answered.filter((o) => o.correct).length;
+  const flagRight = marked.filter((o) => o.furnished === !o.emptyRoom).length;
+  return [
+    `empty-room room type: answered ${answered.length}/${empty.length}, right ${right}/${answered.length} (${percent(right, answered.length)})`,
+    `furnished flag: right ${flagRight}/${marked.length} (${percent(flagRight, marked.length)})`,
+  ];
 }

@@ -10,7 +10,7 @@ import {
   type ModelFeatures,
 } from '../../src/analysis/model/model-features.ts';
 import { NETWORK_INPUT_SIZE } from '../../src/analysis/model/network-input.ts';
-import type { DetectedObject } from '../../src/analysis/scene-types.ts';
+import type { DetectedObject, RawImage } from '../../src/analysis/scene-types.ts';
 import type { ManifestEntry } from './manifest.ts';
 
 /** Bump when the features change meaning, so stale cache files are ignored. */
@@ -27,10 +27,27 @@ interface CacheFile {
   detections: DetectedObject[];
 }
 
-async function cachePath(cacheDir: string, file: string, inputSize: number): Promise<string> {
+/**
+ * A change made to every photo before the network sees it (e.g. its furniture masked out), cached
+ * apart from the photo's own features under `name`.
+ */
+export interface ImageVariant {
+  /** Part of the cache key: bump it when the transform changes. */
+  name: string;
+  /** The changed image for entry `index` (its decoded pixels are handed in). */
+  transform: (image: RawImage, index: number) => RawImage;
+}
+
+async function cachePath(
+  cacheDir: string,
+  file: string,
+  inputSize: number,
+  variant?: string,
+): Promise<string> {
   const info = await stat(file);
   // Features at the network's own side keep the key they had before other sides existed.
-  const version = inputSize === NETWORK_INPUT_SIZE ? FEATURE_VERSION : `${FEATURE_VERSION}@${inputSize}`;
+  let version = inputSize === NETWORK_INPUT_SIZE ? FEATURE_VERSION : `${FEATURE_VERSION}@${inputSize}`;
+  if (variant !== undefined) version += `#${variant}`;
   const key = createHash('sha1')
     .update(`${version}|${path.resolve(file)}|${info.size}|${info.mtimeMs}`)
     .digest('hex');
@@ -79,23 +96,31 @@ export async function readCachedFeatures(
   entries: readonly ManifestEntry[],
   cacheDir: string,
   inputSize: number,
+  variant?: string,
 ): Promise<(CachedFeatures | null)[]> {
   return Promise.all(
-    entries.map(async (e) => readCache(await cachePath(cacheDir, e.absolutePath, inputSize))),
+    entries.map(async (e) => readCache(await cachePath(cacheDir, e.absolutePath, inputSize, variant))),
   );
 }
 
 /**
- * Features for every entry, from the cache where present, else from the model on a pool of worker
- * threads. Photos are read in place; only derived numbers are written to `cacheDir`.
+ * Features for every entry (of its `variant` when given), from the cache where present, else from the
+ * model on a pool of worker threads. Photos are read in place; only derived numbers are written to
+ * `cacheDir`.
  */
 export async function loadFeatures(
   entries: readonly ManifestEntry[],
-  options: { cacheDir: string; inputSize: number; threads?: number; log?: (line: string) => void },
+  options: {
+    cacheDir: string;
+    inputSize: number;
+    threads?: number;
+    variant?: ImageVariant;
+    log?: (line: string) => void;
+  },
 ): Promise<CachedFeatures[]> {
   const log = options.log ?? ((line: string) => console.log(line));
-  const { inputSize } = options;
-  const results = await readCachedFeatures(entries, options.cacheDir, inputSize);
+  const { inputSize, variant } = options;
+  const results = await readCachedFeatures(entries, options.cacheDir, inputSize, variant?.name);
   const missing = results.flatMap((r, i) => (r === null ? [i] : []));
   log(`features: ${entries.length - missing.length} cached, ${missing.length} to extract`);
   if (missing.length === 0) return results as CachedFeatures[];
@@ -111,9 +136,11 @@ export async function loadFeatures(
       while (next < missing.length) {
         const i = missing[next++]!;
         const entry = entries[i]!;
-        const image = await decodeForModel(await readFile(entry.absolutePath));
+        const decoded = await decodeForModel(await readFile(entry.absolutePath));
+        const image = variant ? variant.transform(decoded, i) : decoded;
         const features = everyBlock(await pool.run('features', image));
-        await writeCache(await cachePath(options.cacheDir, entry.absolutePath, inputSize), features);
+        const file = await cachePath(options.cacheDir, entry.absolutePath, inputSize, variant?.name);
+        await writeCache(file, features);
         results[i] = features;
         if (++done % 250 === 0 || done === missing.length) {
           const rate = done / ((Date.now() - started) / 1000);

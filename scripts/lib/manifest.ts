@@ -8,6 +8,8 @@ export interface ManifestEntry {
   absolutePath: string;
   label: string;
   source: string;
+  /** The `empty_room` column when it says `yes` or `no` (absent for `unknown` or no column). */
+  emptyRoom?: boolean;
 }
 
 function splitCsvLine(line: string): string[] {
@@ -33,7 +35,8 @@ function splitCsvLine(line: string): string[] {
 }
 
 /**
- * Reads `<dir>/manifest.csv` (a header with at least `file` and `label`). A missing manifest, a row
+ * Reads `<dir>/manifest.csv` (a header with at least `file` and `label`; `source` and `empty_room`
+ * are read when present). A missing manifest, a row
  * without a file or a label, or a manifest of no rows is refused with the line at fault: the scripts
  * that read it run for minutes, and should not stop half-way on a photo named `undefined`.
  */
@@ -56,6 +59,7 @@ export async function readManifest(dir: string): Promise<ManifestEntry[]> {
   const fileCol = header.indexOf('file');
   const labelCol = header.indexOf('label');
   const sourceCol = header.indexOf('source');
+  const emptyCol = header.indexOf('empty_room');
   if (fileCol < 0 || labelCol < 0) throw new Error(`${manifest} needs "file" and "label" columns`);
   const entries = lines.flatMap((line, i) => {
     if (i <= headerLine || line.trim() === '') return [];
@@ -63,7 +67,15 @@ export async function readManifest(dir: string): Promise<ManifestEntry[]> {
     const file = cells[fileCol] ?? '';
     const label = cells[labelCol] ?? '';
     if (file === '' || label === '') throw new Error(`${manifest} line ${i + 1}: needs a file and a label`);
-    return [{ file, absolutePath: path.resolve(dir, file), label, source: cells[sourceCol] ?? '' }];
+    const empty = (cells[emptyCol] ?? '').toLowerCase();
+    const entry: ManifestEntry = {
+      file,
+      absolutePath: path.resolve(dir, file),
+      label,
+      source: cells[sourceCol] ?? '',
+    };
+    if (empty === 'yes' || empty === 'no') entry.emptyRoom = empty === 'yes';
+    return [entry];
   });
   if (entries.length === 0) throw new Error(`${manifest} lists no photos`);
   return entries;

@@ -1,4 +1,4 @@
-import { ConfigError, integer, optional } from '../config.ts';
+import { ConfigError, integer, optional } from '../config-values.ts';
 import { DEFAULT_DECODE_MEMORY_BYTES, MIB } from './decode-budget.ts';
 
 /** Where and how to reach an OpenAI-compatible vision-language endpoint (the optional provider). */
@@ -19,7 +19,7 @@ export const ANALYSIS_DEFAULTS = {
   decodeMemoryBytes: DEFAULT_DECODE_MEMORY_BYTES,
 } as const;
 
-/** The analyzer's own settings, read apart from src/config.ts so the analyzer stays one folder. */
+/** The analyzer's own settings; `loadConfig` reads them with the rest, into `config.analysis`. */
 export interface AnalysisConfig {
   /** Set only when ANALYSIS_VLM_URL is: the provider is off by default. */
   vlm: VlmConfig | undefined;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { principalOf, type Authorize } from '../auth/authorize.ts';
+import { principalOf, type Authorize } from '../http/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { AuthChallengeHeaders, documented, ERROR_DESCRIPTIONS, RetryAfterHeaders } from '../http/schemas.ts';
 import type { AnalysisService } from './analysis.service.ts';

@@ -15,7 +15,7 @@ import { THRESHOLDS, type Thresholds } from './thresholds.ts';
 import { createTtlCache } from '../runtime/ttl-cache.ts';
 import { createVlmClassifier } from './vlm-classifier.ts';
 import { createWorkQueue, QueueFullError } from './work-queue.ts';
-import { RateLimitedError } from '../http/errors.ts';
+import { RateLimitedError } from '../errors/app-errors.ts';
 
 /** One image's entry in the response (spec: image analysis object). */
 export interface ImageAnalysis {
@@ -193,7 +193,7 @@ export function createAnalysisService(deps: AnalysisServiceDependencies): Analys
       const tasks = urls.map((url) => () => shared(url, tenant));
       const results = await queue.runAll(tasks, tenant).catch((error: unknown) => {
         if (!(error instanceof QueueFullError)) throw error;
-        throw new RateLimitedError(error.message, { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) });
+        throw new RateLimitedError(error.message, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS });
       });
       const images = results.map((result, index) => {
         const imageUrl = urls[index]!;

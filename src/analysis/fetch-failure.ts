@@ -1,3 +1,5 @@
+import { isTlsFailure } from '../net/pinned-host.ts';
+
 /**
  * Why an image could not be fetched, in the words its entry's `details` carries: one sentence a
  * person can act on, never Node's own message.
@@ -62,9 +64,6 @@ function networkReason(code: unknown): string {
   if (code.startsWith('HPE_') || code === 'UND_ERR_INFO' || code.startsWith('UND_ERR_RES')) {
     return 'the image server did not answer in valid HTTP';
   }
-  if (TLS_FAILURE.test(code)) return `its secure (TLS) connection failed (${code})`;
+  if (isTlsFailure(code)) return `its secure (TLS) connection failed (${code})`;
   return `the connection failed (${code})`;
 }
-
-// OpenSSL's and Node's names for a failed handshake or an untrusted certificate.
-const TLS_FAILURE = /^(EPROTO$|ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED|DEPTH_ZERO|HOSTNAME_MISMATCH)/;

@@ -1,8 +1,13 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
-import type { LookupAddress, LookupOptions } from 'node:dns';
-import { isIP } from 'node:net';
-import { Agent, request, type Dispatcher } from 'undici';
-import { blockedCategory, type BlockedCategory } from './address-policy.ts';
+import { request, type Dispatcher } from 'undici';
+import { blockedCategory } from '../net/address-policy.ts';
+import {
+  abortable,
+  checkHost,
+  createPinnedAgent,
+  HostRefusedError,
+  type AddressPolicy,
+  type ResolveHost,
+} from '../net/pinned-host.ts';
 import { looksLikeImage } from './image-quality.ts';
 import { FetchFailure, toFetchFailure } from './fetch-failure.ts';
 
@@ -16,9 +21,6 @@ export interface FetchedImage {
 /** Fetches one image URL or throws a {@link FetchFailure}. */
 export type FetchImage = (url: string, signal?: AbortSignal) => Promise<FetchedImage>;
 
-/** Resolves a host name to its addresses (a seam for tests; defaults to the system resolver). */
-export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
-
 /** Limits of CONTRACT §8, overridable for tests. */
 export interface SafeFetchOptions {
   allowPrivateHosts: boolean;
@@ -28,7 +30,7 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   resolveHost?: ResolveHost;
   /** Which addresses are refused; defaults to {@link blockedCategory} with `allowPrivateHosts`. */
-  addressPolicy?: (address: string) => BlockedCategory | undefined;
+  addressPolicy?: AddressPolicy;
 }
 
 const MiB = 1024 * 1024;
@@ -36,8 +38,6 @@ const MAX_URL_LENGTH = 8192;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 // What an image server may call its images when it does not say image/*: then the bytes must say it.
 const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/binary']);
-
-const systemResolve: ResolveHost = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 function parseUrl(raw: string, base?: URL): URL {
   if (raw.length > MAX_URL_LENGTH)
@@ -73,81 +73,25 @@ export function createSafeFetch(options: SafeFetchOptions): FetchImage {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxBytes = options.maxBytes ?? 25 * MiB;
   const maxRedirects = options.maxRedirects ?? 3;
-  const resolveHost = options.resolveHost ?? systemResolve;
-  const addressPolicy =
+  const policy: AddressPolicy =
     options.addressPolicy ?? ((address) => blockedCategory(address, options.allowPrivateHosts));
-
-  /** Resolves and checks one host; answers the addresses to connect to, in the resolver's order. */
-  const checkHost = async (url: URL): Promise<LookupAddress[]> => {
-    const hostname = url.hostname.replace(/^\[|\]$/g, '');
-    const literal = isIP(hostname);
-    let addresses: LookupAddress[];
-    if (literal) {
-      addresses = [{ address: hostname, family: literal }];
-    } else if (/(^|\.)invalid\.?$/i.test(hostname)) {
-      // RFC 6761: names under .invalid never resolve; answer so without asking a DNS server.
-      throw new FetchFailure('host-not-found', `Host not found: ${hostname}`);
-    } else if (/(^|\.)localhost\.?$/i.test(hostname)) {
-      // RFC 6761: localhost names are loopback whatever a resolver says. Both families: a server
-      // that listens on `localhost` may have bound ::1 alone.
-      addresses = [
-        { address: '127.0.0.1', family: 4 },
-        { address: '::1', family: 6 },
-      ];
-    } else {
-      try {
-        addresses = await resolveHost(hostname);
-      } catch {
-        throw new FetchFailure('host-not-found', `Host not found: ${hostname}`);
-      }
-      if (addresses.length === 0) throw new FetchFailure('host-not-found', `Host not found: ${hostname}`);
-    }
-    // One forbidden answer refuses the host: a name mixing public and private addresses is a trick.
-    for (const { address } of addresses) {
-      const category = addressPolicy(address);
-      if (category) {
-        // A name's address is not shown: the answer must not tell a caller what internal names
-        // resolve to. An address the URL itself names is the caller's own text.
-        throw new FetchFailure(
-          'blocked-address',
-          literal
-            ? `Blocked address: ${address} is ${article(category)} address`
-            : `Blocked address: ${hostname} resolves to ${article(category)} address`,
-        );
-      }
-    }
-    return addresses;
-  };
+  /** Resolves and checks one host (net/pinned-host.ts); a refusal is the image's fetch failure. */
+  const checkUrlHost = (url: URL) =>
+    checkHost(url, { policy, resolveHost: options.resolveHost }).catch((error: unknown) => {
+      throw error instanceof HostRefusedError ? new FetchFailure(error.kind, error.message) : error;
+    });
 
   return async (rawUrl, outerSignal) => {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = outerSignal ? AbortSignal.any([timeout, outerSignal]) : timeout;
-    const pinned = new Map<string, LookupAddress[]>();
-    const agent = new Agent({
-      connect: {
-        timeout: timeoutMs,
-        // Each checked address is tried in turn, whatever the process-wide default.
-        autoSelectFamily: true,
-        lookup: (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback) => {
-          const addresses = pinned.get(hostname);
-          if (!addresses?.[0]) {
-            callback(Object.assign(new Error(`unchecked host ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
-          } else if (lookupOptions.all) {
-            // Node tries each in turn (autoSelectFamily), as it would the resolver's own answer.
-            callback(null, addresses);
-          } else {
-            callback(null, addresses[0].address, addresses[0].family);
-          }
-        },
-      },
-    });
+    const pinned = createPinnedAgent(timeoutMs);
     try {
       let url = parseUrl(rawUrl);
       for (let hop = 0; ; hop++) {
-        pinned.set(url.hostname, await abortable(checkHost(url), signal));
+        pinned.pin(url.hostname, await abortable(checkUrlHost(url), signal));
         const response = await request(url, {
           method: 'GET',
-          dispatcher: agent,
+          dispatcher: pinned.agent,
           signal,
           headers: { accept: 'image/*', 'user-agent': 'stageability-analyzer/0.1' },
         });
@@ -201,18 +145,12 @@ export function createSafeFetch(options: SafeFetchOptions): FetchImage {
     } catch (error) {
       throw toFetchFailure(error, timeout, timeoutMs);
     } finally {
-      agent.destroy().catch(() => undefined);
+      pinned.close();
     }
   };
 }
 
 type BodyReadable = Dispatcher.ResponseData['body'];
-type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
-
 async function readCapped(body: BodyReadable, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -234,24 +172,10 @@ function discard(body: { on(event: 'error', listener: () => void): unknown; dest
   body.destroy();
 }
 
-/** Rejects as soon as `signal` aborts, so a slow DNS answer counts against the timeout too. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 function headerValue(value: string | string[] | undefined): string {
   return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
 function formatMiB(bytes: number): string {
   return `${Math.round((bytes / MiB) * 10) / 10} MiB`;
-}
-
-function article(category: string): string {
-  return `${/^[aeiou]/i.test(category) ? 'an' : 'a'} ${category}`;
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { Authorize } from '../auth/authorize.ts';
+import type { Authorize } from '../http/authorize.ts';
 import { analysisRoutes } from './analysis.routes.ts';
 import { createAnalysisService, type AnalysisService } from './analysis.service.ts';
-import { loadAnalysisConfig } from './analysis-config.ts';
+import type { AnalysisConfig } from './analysis-config.ts';
 import { createSceneClassifier, decodeForModel } from './model/index.ts';
 
 /**
@@ -11,6 +11,7 @@ import { createSceneClassifier, decodeForModel } from './model/index.ts';
  * process without it never loads sharp or TensorFlow.js.
  */
 export function startAnalyzer(deps: {
+  config: AnalysisConfig;
   allowPrivateHosts: boolean;
   authorize: Authorize;
   onError: (error: unknown, context: { url?: string }) => void;
@@ -19,7 +20,7 @@ export function startAnalyzer(deps: {
     classifier: createSceneClassifier(),
     decode: decodeForModel,
     allowPrivateHosts: deps.allowPrivateHosts,
-    ...loadAnalysisConfig(),
+    ...deps.config,
     onError: deps.onError,
   });
   return { analysis, routes: analysisRoutes({ analysis, authorize: deps.authorize }) };

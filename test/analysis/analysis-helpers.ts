@@ -5,9 +5,9 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { SignJWT } from 'jose';
+import { nowSeconds, sign } from '../helpers/auth-fixtures.ts';
 import sharp from 'sharp';
-import { createAuthorize, type Authorize } from '../../src/auth/authorize.ts';
+import { createAuthorize, type Authorize } from '../../src/http/authorize.ts';
 import { createTokenVerifier } from '../../src/auth/verify-token.ts';
 import { registerErrorHandler } from '../../src/http/error-handler.ts';
 import { registerJsonBodyParser } from '../../src/http/json-body.ts';
@@ -21,16 +21,15 @@ export const TENANT_CLAIM = 'tenant_id';
 
 /** A bearer token; `tenant: null` leaves the tenant claim out. */
 export async function mintToken(
-  options: { tenant?: string | null; scope?: string; secret?: string; expiresIn?: string } = {},
+  options: { tenant?: string | null; scope?: string; secret?: string; expiresInSeconds?: number } = {},
 ): Promise<string> {
-  const claims: Record<string, unknown> = { scope: options.scope ?? 'analysis:run' };
+  const claims: Record<string, unknown> = {
+    scope: options.scope ?? 'analysis:run',
+    exp: nowSeconds() + (options.expiresInSeconds ?? 300),
+  };
   const tenant = options.tenant === undefined ? 'acme' : options.tenant;
   if (tenant !== null) claims[TENANT_CLAIM] = tenant;
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuedAt()
-    .setExpirationTime(options.expiresIn ?? '5m')
-    .sign(new TextEncoder().encode(options.secret ?? TEST_SECRET));
+  return sign(new TextEncoder().encode(options.secret ?? TEST_SECRET), claims);
 }
 
 /**
@@ -192,4 +191,19 @@ export async function reached(condition: () => boolean, what: string, ms = 10_00
     if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** Posts `body` to the analysis route of `app`; `authorization: null` sends no Authorization header. */
+export async function postAnalysis(app: FastifyInstance, body: unknown, authorization: string | null) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/analysis/stageability/multiple',
+    headers: { 'content-type': 'application/json', ...(authorization === null ? {} : { authorization }) },
+    payload: JSON.stringify(body),
+  });
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: response.json<Record<string, unknown>>(),
+  };
 }

@@ -8,7 +8,13 @@ import { analysisRoutes } from '../../src/analysis/analysis.routes.ts';
 import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
 import { KeySetUnavailableError } from '../../src/auth/remote-keys.ts';
 import { createValidatorCompiler } from '../../src/http/validator-compiler.ts';
-import { buildAnalysisApp, decodeForTests, fakeClassifier, mintToken } from './analysis-helpers.ts';
+import {
+  buildAnalysisApp,
+  decodeForTests,
+  fakeClassifier,
+  mintToken,
+  postAnalysis,
+} from './analysis-helpers.ts';
 
 const BAD_REQUEST = {
   statusCode: 400,
@@ -38,17 +44,7 @@ after(() => app.close());
 
 /** Posts `body`; `authorization: null` sends no Authorization header. */
 async function post(body: unknown, authorization: string | null = `Bearer ${token}`) {
-  const response = await app.inject({
-    method: 'POST',
-    url: PATH,
-    headers: { 'content-type': 'application/json', ...(authorization === null ? {} : { authorization }) },
-    payload: JSON.stringify(body),
-  });
-  return {
-    status: response.statusCode,
-    headers: response.headers,
-    body: response.json<Record<string, unknown>>(),
-  };
+  return postAnalysis(app, body, authorization);
 }
 
 void test('400 with the spec body for every malformed imageUrls', async () => {
@@ -75,7 +71,7 @@ void test('400 with the spec body for every malformed imageUrls', async () => {
 
 void test('401 with the spec body for a missing or invalid token, before the body is judged', async () => {
   const other = await mintToken({ secret: 'another-secret-another-secret-another-secret' });
-  const expired = await mintToken({ expiresIn: '-1m' });
+  const expired = await mintToken({ expiresInSeconds: -60 });
   const cases: Array<[string | null, string]> = [
     [null, 'Bearer'],
     ['Basic dXNlcjpwYXNz', 'Bearer'],

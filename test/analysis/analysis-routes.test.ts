@@ -16,9 +16,8 @@ import {
   startServer,
   reached,
   verdict,
+  postAnalysis,
 } from './analysis-helpers.ts';
-
-const PATH = '/analysis/stageability/multiple';
 
 let server: Awaited<ReturnType<typeof startServer>>;
 let app: FastifyInstance;
@@ -70,17 +69,7 @@ after(async () => {
 
 /** Posts `body`; `authorization: null` sends no Authorization header. */
 async function post(body: unknown, authorization: string | null = `Bearer ${token}`, target = app) {
-  const response = await target.inject({
-    method: 'POST',
-    url: PATH,
-    headers: { 'content-type': 'application/json', ...(authorization === null ? {} : { authorization }) },
-    payload: JSON.stringify(body),
-  });
-  return {
-    status: response.statusCode,
-    headers: response.headers,
-    body: response.json<Record<string, unknown>>(),
-  };
+  return postAnalysis(target, body, authorization);
 }
 void test('200: one entry per URL, in request order, each URL echoed as sent', async () => {
   const urls = [

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
-import { blockedCategory } from '../../src/analysis/address-policy.ts';
+import { blockedCategory } from '../../src/net/address-policy.ts';
 import { looksLikeImage } from '../../src/analysis/image-quality.ts';
 import { FetchFailure } from '../../src/analysis/fetch-failure.ts';
 import { createSafeFetch, type FetchImage } from '../../src/analysis/safe-fetch.ts';

@@ -3,12 +3,11 @@ import { fileURLToPath } from 'node:url';
 
 import { INPUT_SIZE_RULE, isValidInputSize, NETWORK_INPUT_SIZE } from './network-input.ts';
 import { decodeFloat16 } from './float16-codec.ts';
-import {
-  FEATURE_BLOCKS,
-  type FeatureBlock,
-  type FeatureBlocks,
-  type ModelFeatures,
-} from './model-features.ts';
+import { parseEmptyRoomHead, type EmptyRoomHead, type EmptyRoomHeadFile } from './empty-room-head.ts';
+import { isConsistentHead } from './linear-head.ts';
+import { FEATURE_BLOCKS, type FeatureBlock, type FeatureBlocks } from './model-features.ts';
+
+export { headLogits, softmax } from './linear-head.ts';
 
 /** Where the committed head lives, next to this file. */
 export const DEFAULT_HEAD_PATH = fileURLToPath(new URL('./room-classifier.json', import.meta.url));
@@ -37,6 +36,8 @@ export interface RoomHeadFile {
   temperature: number;
   /** Below this calibrated top probability the room type is reported as `unknown`. */
   unknownBelow: number;
+  /** Second opinion for rooms without furnishing (scripts/fit-empty-rooms.ts); absent: none. */
+  emptyRooms?: EmptyRoomHeadFile;
   /** Data sources, counts, date, seed and accuracies of the fit. */
   provenance: Record<string, unknown>;
 }
@@ -53,6 +54,8 @@ export interface RoomHead {
   bias: Float64Array;
   temperature: number;
   unknownBelow: number;
+  /** Head for empty rooms, or null when the file has none (empty rooms then use this head). */
+  emptyRooms: EmptyRoomHead | null;
 }
 
 /** Validates and unpacks a head file. */
@@ -67,16 +70,11 @@ export function parseRoomHead(file: RoomHeadFile): RoomHead {
   const ok =
     file.version === 1 &&
     file.blocks.every((b) => (FEATURE_BLOCKS as readonly string[]).includes(b)) &&
-    mean.length === dims &&
-    scale.length === dims &&
-    scale.every((s) => s > 0) &&
-    weights.length === file.labels.length &&
-    file.bias.length === file.labels.length &&
-    weights.every((row) => row.length === dims) &&
-    // A fit that diverged (or a weight beyond float16's range) would answer NaN for every photo.
-    [mean, scale, ...weights, file.bias].every((numbers) => numbers.every(Number.isFinite)) &&
-    Number.isFinite(file.temperature) &&
-    file.temperature > 0 &&
+    isConsistentHead(
+      { mean, scale, weights, bias: Float64Array.from(file.bias), temperature: file.temperature },
+      file.labels.length,
+      dims,
+    ) &&
     file.unknownBelow >= 0 &&
     file.unknownBelow <= 1;
   if (!ok) throw new Error('the room classifier file is malformed');
@@ -90,6 +88,7 @@ export function parseRoomHead(file: RoomHeadFile): RoomHead {
     bias: Float64Array.from(file.bias),
     temperature: file.temperature,
     unknownBelow: file.unknownBelow,
+    emptyRooms: file.emptyRooms ? parseEmptyRoomHead(file.emptyRooms, file.labels, dims) : null,
   };
 }
 
@@ -116,32 +115,4 @@ export function featureVector(blocks: FeatureBlocks, chosen: readonly FeatureBlo
     for (const v of part) out[offset++] = powerNormalise(v);
   }
   return out;
-}
-
-/** Raw logits of the head for a power-normalised, unstandardised feature vector. */
-export function headLogits(head: Pick<RoomHead, 'mean' | 'scale' | 'weights' | 'bias'>, x: Float64Array) {
-  const z = new Float64Array(x.length);
-  for (let j = 0; j < x.length; j++) z[j] = (x[j]! - head.mean[j]!) / head.scale[j]!;
-  return head.weights.map((row, k) => {
-    let s = head.bias[k]!;
-    for (let j = 0; j < z.length; j++) s += row[j]! * z[j]!;
-    return s;
-  });
-}
-
-/** Numerically stable softmax of logits divided by a temperature. */
-export function softmax(logits: readonly number[], temperature = 1): number[] {
-  const max = Math.max(...logits);
-  const exps = logits.map((l) => Math.exp((l - max) / temperature));
-  const sum = exps.reduce((a, b) => a + b, 0);
-  return exps.map((e) => e / sum);
-}
-
-/** Calibrated class probabilities of one image, keyed by label. */
-export function classifyRoom(
-  head: RoomHead,
-  features: Pick<ModelFeatures, 'blocks'>,
-): Record<string, number> {
-  const probs = softmax(headLogits(head, featureVector(features.blocks, head.blocks)), head.temperature);
-  return Object.fromEntries(head.labels.map((label, k) => [label, probs[k]!]));
 }

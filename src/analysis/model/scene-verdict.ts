@@ -1,11 +1,10 @@
 import { ROOM_TYPES, type RoomType, type SceneKind, type SceneVerdict } from '../scene-types.ts';
-import { COCO_LABELS, FURNITURE_LABELS, REPORTED_LABELS } from './coco-labels.ts';
+import { COCO_LABELS, REPORTED_LABELS } from './coco-labels.ts';
 import { drawingProbabilities } from './drawing-detector.ts';
+import { furnishingEvidence } from './furnishing.ts';
 import type { ModelFeatures } from './model-features.ts';
-import { classifyRoom, type RoomHead } from './room-head.ts';
-
-/** A furniture detection at least this sure makes the room "furnished". */
-export const FURNISHED_MIN_SCORE = 0.4;
+import { emptyRoomProbabilities } from './empty-room-head.ts';
+import { featureVector, headLogits, type RoomHead, softmax } from './room-head.ts';
 
 /**
  * Fixtures that identify a room even when the scene classifier hesitates (an empty kitchen still has
@@ -24,6 +23,19 @@ export const FIXTURE_EVIDENCE: readonly {
   { label: 'refrigerator', room: 'kitchen', minScore: 0.5, factor: 3 },
   { label: 'microwave', room: 'kitchen', minScore: 0.5, factor: 2 },
 ];
+
+/**
+ * Rooms built with fixtures the detector knows: an empty one is named only when one of its fixtures
+ * is seen at EMPTY_FIXTURE_MIN_PEAK, whatever the classifier says (an empty bedroom's white walls
+ * read to it as a bathroom's tiles). Rooms without such fixtures need the head's empty-room
+ * probability alone to reach `emptyAnswerAbove`.
+ */
+export const EMPTY_ROOM_FIXTURES: Partial<Record<RoomType, readonly string[]>> = {
+  bathroom: ['toilet', 'sink'],
+  kitchen: ['oven', 'refrigerator', 'microwave', 'sink'],
+};
+/** Peak detector score at which a fixture counts as seen in an empty room. */
+export const EMPTY_FIXTURE_MIN_PEAK = 0.2;
 
 const INTERIOR_EXCLUDED = new Set<string>(['exterior', 'floor_plan', 'other']);
 const KNOWN_TYPES = new Set<string>([...ROOM_TYPES, 'other']);
@@ -48,16 +60,98 @@ export function applyFixtureEvidence(
 }
 
 /**
+ * The room of an interior from its probabilities (`rooms`, keyed by label): the most probable room,
+ * or `unknown` when the evidence is too weak. A furnished room needs the head's `unknownBelow`; an
+ * empty one (probabilities at the empty-room temperature) needs `emptyAnswerAbove` and, for a room
+ * built with fixtures the detector knows, one of them seen.
+ */
+export function nameInteriorRoom(
+  head: RoomHead,
+  rooms: Partial<Record<string, number>>,
+  furnished: boolean,
+  classMax: Float32Array,
+): { roomType: RoomType; p: number } {
+  const [best, p] = Object.entries(rooms)
+    .filter(([label]) => !INTERIOR_EXCLUDED.has(label))
+    .reduce((a, b) => ((b[1] ?? 0) > (a[1] ?? 0) ? b : a), ['unknown', 0]) as [RoomType, number];
+  if (furnished) return { roomType: p >= head.unknownBelow ? best : 'unknown', p };
+  const fixtures = EMPTY_ROOM_FIXTURES[best];
+  const fixtureSeen =
+    fixtures === undefined ||
+    fixtures.some(
+      (label) =>
+        (classMax[COCO_LABELS.indexOf(label as (typeof COCO_LABELS)[number])] ?? 0) >= EMPTY_FIXTURE_MIN_PEAK,
+    );
+  const answerAbove = head.emptyRooms?.answerAbove ?? head.unknownBelow;
+  return { roomType: fixtureSeen && p >= answerAbove ? best : 'unknown', p };
+}
+
+/**
  * Turns the network's features into a verdict: drawings first (pixel statistics), then the scene
- * classifier with fixture evidence for photos, `unknown` when its best room is below the head's
- * calibrated threshold.
+ * classifier with fixture evidence for photos. A furnished room is `unknown` when its best room is
+ * below the head's calibrated threshold. An empty room (furniture is what the main head learned rooms
+ * from) is read by the empty-room head together with the main head, and named only on a fixture of
+ * the room (where it has some the detector knows) and a probability of at least its `answerAbove`.
  */
 export function decideVerdict(head: RoomHead, features: ModelFeatures): SceneVerdict {
   const drawing = drawingProbabilities(features.statistics, features.detections);
   const photo = 1 - drawing.floorPlan - drawing.other;
   const classMax = features.blocks.classMax;
-  const heads = applyFixtureEvidence(classifyRoom(head, features), classMax);
+  const { furnished } = furnishingEvidence(classMax);
+  const x = featureVector(features.blocks, head.blocks);
+  const mainLogits = headLogits(head, x);
+  const main = Object.fromEntries(
+    softmax(mainLogits, head.temperature).map((p, k) => [head.labels[k]!, p] as const),
+  );
 
+  // The scene kind is always the main head's, so exteriors and plans are decided as before; only the
+  // room of an empty interior is read differently.
+  const { roomProbabilities, sceneProbabilities } = probabilities(
+    applyFixtureEvidence(main, classMax),
+    drawing,
+    photo,
+  );
+  const scene = (Object.keys(sceneProbabilities) as SceneKind[]).reduce((best, k) =>
+    sceneProbabilities[k] > sceneProbabilities[best] ? k : best,
+  );
+  let roomType: RoomType;
+  let roomConfidence: number;
+  let rooms = roomProbabilities;
+  if (scene === 'interior') {
+    if (!furnished && head.emptyRooms) {
+      const empty = applyFixtureEvidence(emptyRoomProbabilities(head.emptyRooms, x, mainLogits), classMax);
+      rooms = { exterior: sceneProbabilities.exterior, floor_plan: sceneProbabilities.floor_plan };
+      if (sceneProbabilities.other > 0) rooms.other = sceneProbabilities.other;
+      for (const [label, p] of Object.entries(empty)) {
+        if (isRoomType(label)) rooms[label] = sceneProbabilities.interior * p;
+      }
+    }
+    ({ roomType, p: roomConfidence } = nameInteriorRoom(head, rooms, furnished, classMax));
+  } else {
+    roomType = scene;
+    roomConfidence = sceneProbabilities[scene];
+  }
+
+  const objects = features.detections.filter((d) => REPORTED_LABELS.has(d.label));
+  return {
+    roomType,
+    roomConfidence,
+    roomProbabilities: rooms,
+    scene,
+    sceneProbabilities,
+    personScore: classMax[COCO_LABELS.indexOf('person')] ?? 0,
+    objects,
+    furnished,
+    inferenceMs: features.inferenceMs,
+  };
+}
+
+/** Room and scene-kind probabilities from the head's (a photo's share) and the drawing rule's. */
+function probabilities(
+  heads: Record<string, number>,
+  drawing: { floorPlan: number; other: number },
+  photo: number,
+) {
   const roomProbabilities: Partial<Record<RoomType, number>> = {};
   const sceneProbabilities: Record<SceneKind, number> = {
     interior: 0,
@@ -76,33 +170,5 @@ export function decideVerdict(head: RoomHead, features: ModelFeatures): SceneVer
   }
   roomProbabilities.floor_plan = (roomProbabilities.floor_plan ?? 0) + drawing.floorPlan;
   roomProbabilities.other = (roomProbabilities.other ?? 0) + drawing.other;
-
-  const scene = (Object.keys(sceneProbabilities) as SceneKind[]).reduce((best, k) =>
-    sceneProbabilities[k] > sceneProbabilities[best] ? k : best,
-  );
-  let roomType: RoomType;
-  let roomConfidence: number;
-  if (scene === 'interior') {
-    const [best, p] = Object.entries(roomProbabilities)
-      .filter(([label]) => !INTERIOR_EXCLUDED.has(label))
-      .reduce((a, b) => (b[1] > a[1] ? b : a), ['unknown', 0] as [string, number]);
-    roomConfidence = p;
-    roomType = p >= head.unknownBelow ? (best as RoomType) : 'unknown';
-  } else {
-    roomType = scene;
-    roomConfidence = sceneProbabilities[scene];
-  }
-
-  const objects = features.detections.filter((d) => REPORTED_LABELS.has(d.label));
-  return {
-    roomType,
-    roomConfidence,
-    roomProbabilities,
-    scene,
-    sceneProbabilities,
-    personScore: classMax[COCO_LABELS.indexOf('person')] ?? 0,
-    objects,
-    furnished: objects.some((d) => FURNITURE_LABELS.has(d.label) && d.score >= FURNISHED_MIN_SCORE),
-    inferenceMs: features.inferenceMs,
-  };
+  return { roomProbabilities, sceneProbabilities };
 }

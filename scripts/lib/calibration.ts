@@ -1,0 +1,41 @@
+/** How well stated probabilities match how often they are right. */
+
+/** One answer: the probability it was given with, and whether it was right. */
+export interface ScoredAnswer {
+  p: number;
+  right: boolean;
+}
+
+/**
+ * The lowest probability p such that the answers at or above every threshold from p up are right in
+ * at least `target` of cases (ten answers at least before a precision is believed); 1 when none is.
+ */
+export function answerThreshold(rows: readonly ScoredAnswer[], target: number): number {
+  const sorted = [...rows].sort((a, b) => b.p - a.p);
+  let best = 1;
+  let right = 0;
+  let worstPrecision = 1;
+  sorted.forEach((row, k) => {
+    right += row.right ? 1 : 0;
+    if (k + 1 < 10) return;
+    worstPrecision = Math.min(worstPrecision, right / (k + 1));
+    if (worstPrecision >= target) best = row.p;
+  });
+  return best;
+}
+
+/**
+ * Expected calibration error over ten equal-width bins of p: the answer-weighted mean gap between the
+ * stated probability and the share right (0 for perfectly calibrated answers).
+ */
+export function expectedCalibrationError(rows: readonly ScoredAnswer[], bins = 10): number {
+  let error = 0;
+  for (let b = 0; b < bins; b++) {
+    const inBin = rows.filter((r) => Math.min(bins - 1, Math.floor(r.p * bins)) === b);
+    if (inBin.length === 0) continue;
+    const confidence = inBin.reduce((s, r) => s + r.p, 0) / inBin.length;
+    const accuracy = inBin.filter((r) => r.right).length / inBin.length;
+    error += (inBin.length / rows.length) * Math.abs(confidence - accuracy);
+  }
+  return error;
+}
