@@ -1,0 +1,53 @@
+import type { Queryable } from '../db/database.ts';
+
+/** SQL of the catalog's deletes (CONTRACT §10.5). */
+
+/**
+ * Deletes a product; its variants (and their images, stored with them) go by the foreign key's
+ * cascade in the same statement. False when the tenant has no such product.
+ */
+export async function deleteProduct(db: Queryable, tenantId: string, externalId: string): Promise<boolean> {
+  const rows = await db.query(`DELETE FROM products WHERE tenant_id = $1 AND external_id = $2 RETURNING 1`, [
+    tenantId,
+    externalId,
+  ]);
+  return rows.length === 1;
+}
+
+/**
+ * Locks a product's row until the transaction ends; false when there is none. Every write that
+ * changes a product's set of variants holds this lock: the worker's chunk upserts the product row
+ * before its variants, and a variant delete takes it before counting the siblings.
+ */
+export async function lockProduct(tx: Queryable, tenantId: string, externalId: string): Promise<boolean> {
+  const rows = await tx.query(`SELECT 1 FROM products WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`, [
+    tenantId,
+    externalId,
+  ]);
+  return rows.length === 1;
+}
+
+/** How many variants a product has, and whether `sku` is one of them. */
+export async function countVariants(
+  tx: Queryable,
+  key: { tenantId: string; externalId: string; sku: string },
+): Promise<{ count: number; has: boolean }> {
+  const [row] = await tx.query<{ count: number; has: boolean }>(
+    `SELECT count(*)::int AS count, COALESCE(bool_or(sku = $3), false) AS has
+     FROM variants WHERE tenant_id = $1 AND external_id = $2`,
+    [key.tenantId, key.externalId, key.sku],
+  );
+  return row ?? { count: 0, has: false };
+}
+
+/** Deletes one variant of a product (with its images). */
+export async function deleteVariant(
+  tx: Queryable,
+  key: { tenantId: string; externalId: string; sku: string },
+): Promise<void> {
+  await tx.query(`DELETE FROM variants WHERE tenant_id = $1 AND sku = $2 AND external_id = $3`, [
+    key.tenantId,
+    key.sku,
+    key.externalId,
+  ]);
+}

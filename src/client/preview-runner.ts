@@ -1,0 +1,87 @@
+import fs from 'node:fs/promises';
+import { once } from 'node:events';
+import { batchesOf, envelope, type WellFormedItem } from './batches.ts';
+import { CLIENT_ERROR_CODES } from './errors-file.ts';
+import type { IngestionClient, PreviewAnswer } from './ingestion-client.ts';
+import { readItems, type FileFormat } from './json-stream.ts';
+import type { FieldError } from './problem-answer.ts';
+
+type Action = PreviewAnswer['data'][number]['action'];
+
+/** One line of the dry run's file: an item, where it is in the input, and what sending it would do. */
+export interface PreviewLine {
+  position: number;
+  /** The input line, for an item that would not be sent because it is not JSON. */
+  line?: number;
+  external_id: string | null;
+  action: Action;
+  changes: string[];
+  errors: FieldError[];
+}
+
+/** A dry run (`--dry-run`): which file, where the per-item lines go, and how to ask. */
+export interface PreviewRun {
+  file: string;
+  format: FileFormat;
+  previewPath: string;
+  batchSize: number;
+  client: IngestionClient;
+}
+
+/** What a dry run found: the items read and how many of each action. */
+export interface PreviewOutcome {
+  read: number;
+  summary: Record<Action, number>;
+  seconds: number;
+}
+
+/**
+ * Asks the service what sending the file would do, batch by batch as a run would cut it, and writes
+ * one line per item (in file order) to `previewPath`; nothing is stored. Each batch is compared with
+ * the catalog as stored now: an item does not see items of earlier batches of the file, which a real
+ * run would have applied by then.
+ */
+export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
+  const startedAt = performance.now();
+  const summary: Record<Action, number> = { create: 0, update: 0, unchanged: 0, invalid: 0 };
+  let read = 0;
+  const out = await fs.open(run.previewPath, 'w');
+  const stream = out.createWriteStream();
+  const write = async (line: PreviewLine) => {
+    summary[line.action] += 1;
+    if (!stream.write(`${JSON.stringify(line)}\n`)) await once(stream, 'drain');
+  };
+
+  /** The well-formed items; a malformed one is written here as `invalid`, as a run would fail it. */
+  async function* wellFormed(): AsyncGenerator<WellFormedItem> {
+    for await (const item of readItems(run.file, run.format)) {
+      read++;
+      if (item.text !== undefined) {
+        yield { position: item.position, text: item.text };
+        continue;
+      }
+      const message = `The item at line ${item.line} is not valid JSON: ${item.malformed}`;
+      await write({
+        position: item.position,
+        line: item.line,
+        external_id: null,
+        action: 'invalid',
+        changes: [],
+        errors: [{ field: '', code: CLIENT_ERROR_CODES.malformedJson, message }],
+      });
+    }
+  }
+
+  try {
+    for await (const batch of batchesOf(wellFormed(), { size: run.batchSize })) {
+      const answer = await run.client.preview(envelope(batch.texts));
+      for (const { index, external_id, action, changes, errors } of answer.data) {
+        await write({ position: batch.positions[index] ?? -1, external_id, action, changes, errors });
+      }
+    }
+  } finally {
+    stream.end();
+    await once(stream, 'close');
+  }
+  return { read, summary, seconds: (performance.now() - startedAt) / 1000 };
+}

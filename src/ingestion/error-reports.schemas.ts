@@ -1,0 +1,35 @@
+import { Type } from '@sinclair/typebox';
+import { FIELD_ERROR_CODES } from '../validation/item-errors.ts';
+import { ERRORS_CSV_COLUMNS } from './errors-csv.ts';
+import { SUMMARY_SAMPLES } from './error-reports.repository.ts';
+
+/** `GET /products/ingestions/{batch_id}/errors/summary` (CONTRACT §10.4). */
+export const ErrorSummarySchema = Type.Object(
+  {
+    failed_items: Type.Integer({ description: 'Failed items listed so far' }),
+    data: Type.Array(
+      Type.Object(
+        {
+          code: Type.Unsafe<(typeof FIELD_ERROR_CODES)[number]>({ type: 'string', enum: FIELD_ERROR_CODES }),
+          count: Type.Integer({ description: 'Errors with this code (an item may have several)' }),
+          fields: Type.Array(Type.String(), {
+            maxItems: SUMMARY_SAMPLES,
+            description: 'The fields most errors of this code name, most first; ties by field',
+          }),
+          sample_indices: Type.Array(Type.Integer(), {
+            maxItems: SUMMARY_SAMPLES,
+            description: 'The lowest indices of items with an error of this code, ascending',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'By count, most first, then by code' },
+    ),
+  },
+  { additionalProperties: false, title: 'ErrorSummary' },
+);
+
+/** What the errors route answers as `text/csv`, for the OpenAPI document. */
+export const ErrorsCsvSchema = Type.String({
+  description: `RFC 4180 with CRLF line ends; header row \`${ERRORS_CSV_COLUMNS.join(',')}\`, then one row per error of every failed item, in index order`,
+});

@@ -1,0 +1,40 @@
+import { Type } from '@sinclair/typebox';
+import { FieldErrorSchema } from '../validation/item-errors.ts';
+import { PREVIEW_ACTIONS } from './preview.service.ts';
+
+/** One item of a preview (CONTRACT §10.3). */
+export const PreviewEntrySchema = Type.Object(
+  {
+    index: Type.Integer({ description: 'Index of the item within the body' }),
+    external_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The item’s external_id, when it is a string',
+    }),
+    action: Type.Unsafe<(typeof PREVIEW_ACTIONS)[number]>({ type: 'string', enum: [...PREVIEW_ACTIONS] }),
+    changes: Type.Array(Type.String(), {
+      description:
+        'Paths whose stored value would change, in the syntax of error fields (variants[1] is a new variant, variants[0].images[2] a new image); [] unless the action is update',
+    }),
+    errors: Type.Array(FieldErrorSchema, {
+      description: 'What the batch’s errors page would list for this item; [] when valid',
+    }),
+  },
+  { additionalProperties: false, title: 'PreviewItem' },
+);
+
+/** The 200 answer of a preview. */
+export const PreviewResponse = Type.Object(
+  {
+    received_count: Type.Integer(),
+    summary: Type.Object(
+      {
+        create: Type.Integer(),
+        update: Type.Integer(),
+        unchanged: Type.Integer(),
+        invalid: Type.Integer(),
+      },
+      { additionalProperties: false },
+    ),
+    data: Type.Array(PreviewEntrySchema),
+  },
+  { additionalProperties: false, title: 'IngestionPreview' },
+);

@@ -1,0 +1,136 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { Queryable } from '../db/database.ts';
+import type { FieldError } from '../validation/item-errors.ts';
+import { changedPaths } from '../catalog/catalog-diff.ts';
+import { findCatalogRows, type CatalogRows } from '../catalog/catalog-state.repository.ts';
+import { mergeItems, type VariantRow } from '../catalog/merge-items.ts';
+import type { FullProductIngest } from '../catalog/product-schema.ts';
+import { itemKeys } from '../validation/item-errors.ts';
+import { createItemValidator, type ItemValidator } from '../validation/item-validator.ts';
+import type { Admission, RateLimiter } from './rate-limiter.ts';
+
+/** What a preview says an item would do (CONTRACT §10.3). */
+export const PREVIEW_ACTIONS = ['create', 'update', 'unchanged', 'invalid'] as const;
+export type PreviewAction = (typeof PREVIEW_ACTIONS)[number];
+
+/** One item of a preview. */
+export interface PreviewEntry {
+  index: number;
+  external_id: string | null;
+  action: PreviewAction;
+  changes: string[];
+  errors: FieldError[];
+}
+
+/** The answer to a preview: one entry per item, in order, and the count of each action. */
+export interface PreviewResult {
+  received_count: number;
+  summary: Record<PreviewAction, number>;
+  data: PreviewEntry[];
+}
+
+/** A dry run of a submission; knows nothing of HTTP. */
+export interface PreviewService {
+  /** Counts a preview against the tenant's submission rate (not its backlog: it adds none); throws 429. */
+  admit(tenantId: string): Promise<Admission>;
+  /**
+   * What processing `body` (a submission's JSON, envelope already checked) would do to the catalog
+   * as stored now. Reads the catalog, writes nothing.
+   */
+  preview(tenantId: string, body: Uint8Array): Promise<PreviewResult>;
+}
+
+/**
+ * Creates the preview service. It judges items with the worker's validator and applies them with
+ * the worker's merge (`mergeItems`, the path the worker takes when it merges against stored
+ * variants), one item at a time on a copy of the stored rows they name, so each item sees the
+ * earlier ones' effect and its own diff is the difference between two sets of merged rows.
+ */
+export function createPreviewService(deps: {
+  db: Queryable;
+  rateLimiter: RateLimiter;
+  validateItem?: ItemValidator;
+}): PreviewService {
+  const { db } = deps;
+  const validateItem = deps.validateItem ?? createItemValidator();
+
+  return {
+    admit: (tenantId) => deps.rateLimiter.admit(tenantId, { backlog: false }),
+
+    async preview(tenantId, body) {
+      // Parsed as the worker parses the stored body (batch-progress.repository `readItems`).
+      const { items } = JSON.parse(Buffer.from(body).toString('utf8')) as { items: unknown[] };
+      // The stored rows are read while the items are validated, so by every key the body names, valid
+      // item or not: a valid item's keys are among them, and rows read for an invalid one are never
+      // looked at. The pool hands out its connection on a later tick, so one turn of the event loop
+      // sends the statement before validation takes the thread; on a server it then runs meanwhile
+      // (docs/performance.md, preview). Should validation throw, the read's failure is handled here.
+      const reading = findCatalogRows(db, tenantId, keysNamedBy(items));
+      reading.catch(() => undefined);
+      await yieldToEventLoop();
+      const verdicts = items.map((item) => validateItem(item));
+      const catalog = await reading;
+      const data = verdicts.map((verdict, index): PreviewEntry => {
+        const judged = verdict.ok ? applyItem(catalog, index, verdict.item) : verdict;
+        const { external_id } = itemKeys(items[index], 'errors' in judged ? judged.errors : []);
+        return judged.ok
+          ? { index, external_id, action: judged.action, changes: judged.changes, errors: [] }
+          : { index, external_id, action: 'invalid', changes: [], errors: judged.errors };
+      });
+      const summary = { create: 0, update: 0, unchanged: 0, invalid: 0 };
+      for (const entry of data) summary[entry.action] += 1;
+      return { received_count: items.length, summary, data };
+    },
+  };
+}
+
+/**
+ * Every string external_id and sku of a body's items, each once, but those with a NUL: PostgreSQL's
+ * text cannot hold one (the statement would fail), so no stored row has such a key, and only an
+ * invalid item (the validator refuses unstorable strings) can name one.
+ */
+function keysNamedBy(items: readonly unknown[]): { externalIds: string[]; skus: string[] } {
+  const externalIds = new Set<string>();
+  const skus = new Set<string>();
+  const readable = (key: unknown): key is string => typeof key === 'string' && !key.includes('\u0000');
+  // Optional chaining reads a member of anything but null and undefined; other values have none of these.
+  for (const item of items as Array<{ external_id?: unknown; variants?: unknown } | null | undefined>) {
+    if (readable(item?.external_id)) externalIds.add(item.external_id);
+    if (!Array.isArray(item?.variants)) continue;
+    for (const variant of item.variants as Array<{ sku?: unknown } | null | undefined>) {
+      if (readable(variant?.sku)) skus.add(variant.sku);
+    }
+  }
+  return { externalIds: [...externalIds], skus: [...skus] };
+}
+
+/** The catalog as a preview sees it: stored rows of the keys the body names, with the body applied so far. */
+type CatalogView = CatalogRows;
+
+type Applied = { ok: true; action: Exclude<PreviewAction, 'invalid'>; changes: string[] };
+
+/** Merges one valid item into `catalog` as processing would, and says what it changed. */
+function applyItem(
+  catalog: CatalogView,
+  index: number,
+  item: FullProductIngest,
+): Applied | { ok: false; errors: FieldError[] } {
+  // The merge needs only the item's own skus: their owners (a sku_conflict) and their images.
+  const named = new Map<string, VariantRow>();
+  for (const { sku } of item.variants) {
+    const row = catalog.variants.get(sku);
+    if (row) named.set(sku, row);
+  }
+  const merged = mergeItems([{ index, item }], named);
+  const rejected = merged.rejected[0];
+  if (rejected) return { ok: false, errors: rejected.errors };
+  const product = merged.products[0];
+  if (!product) throw new Error('the merge applied an item without its product');
+  const after = { product, variants: new Map(merged.variants.map((row) => [row.sku, row])) };
+  const stored = catalog.products.get(item.external_id);
+  catalog.products.set(item.external_id, product);
+  for (const row of merged.variants) catalog.variants.set(row.sku, row);
+  if (!stored) return { ok: true, action: 'create', changes: [] };
+  const changes = changedPaths(item, { product: stored, variants: named }, after);
+  return { ok: true, action: changes.length > 0 ? 'update' : 'unchanged', changes };
+}

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
+import { product } from '../helpers/catalog-fixtures.ts';
+import { BatchKeys, partKey } from '../../src/client/idempotency-keys.ts';
+
+/** `npm run ingest`'s use of CONTRACT §10.2 (Idempotency-Key per batch) and §10.3 (--dry-run). */
+
+let service: CliService;
+before(async () => {
+  service = await startCliService();
+});
+after(async () => {
+  await service?.stop();
+});
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/** The tenant's batch ids, from the service's list. */
+async function batchIds(tenant: string): Promise<string[]> {
+  const token = await service.token(tenant, 'ingestions:read');
+  const res = await fetch(`${service.url}/products/ingestions?limit=100`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(res.status, 200);
+  const page = (await res.json()) as { data: Array<{ batch_id: string }> };
+  return page.data.map((batch) => batch.batch_id).sort();
+}
+
+async function writeLines(name: string, items: unknown[], extra: string[] = []): Promise<string> {
+  const file = path.join(service.dir, `${name}-${randomUUID()}.jsonl`);
+  await fs.writeFile(file, `${[...items.map((item) => JSON.stringify(item)), ...extra].join('\n')}\n`);
+  return file;
+}
+
+const run = (file: string, tenant: string, ...args: string[]) =>
+  ingest([file, '--url', service.url, '--tenant', tenant, '--batch-size', '2', ...args], {
+    AUTH_JWT_SECRET: service.secret,
+  });
+
+describe('Idempotency-Key per batch', () => {
+  void test('a second run of the same file replays its batches: same batch ids, no new batch', async () => {
+    const tenant = `cli-idem-${randomUUID()}`;
+    const file = await writeLines(
+      'twice',
+      Array.from({ length: 5 }, () => product()),
+    );
+    const first = await run(file, tenant);
+    assert.equal(first.code, 0, first.stderr);
+    const stored = await batchIds(tenant);
+    assert.equal(stored.length, 3);
+    assert.deepEqual([...new Set(first.stderr.match(UUID))].sort(), stored);
+
+    const second = await run(file, tenant);
+    assert.equal(second.code, 0, second.stderr);
+    assert.deepEqual(await batchIds(tenant), stored);
+    assert.deepEqual([...new Set(second.stderr.match(UUID))].sort(), stored);
+    assert.match(second.stderr.trim().split('\n').at(-1)!, /^5 items: 5 upserted, 0 failed, /);
+  });
+
+  void test('--fresh sends no key: the same file is stored again', async () => {
+    const tenant = `cli-fresh-${randomUUID()}`;
+    const file = await writeLines('fresh', [product(), product()]);
+    assert.equal((await run(file, tenant)).code, 0);
+    assert.equal((await run(file, tenant, '--fresh')).code, 0);
+    assert.equal((await batchIds(tenant)).length, 2);
+  });
+
+  void test('a key covers the file up to its batch and the part’s positions', () => {
+    const batch = (texts: string[], from: number) => ({ texts, positions: texts.map((_, i) => from + i) });
+    const keysOf = (files: string[][]) => {
+      const keys = new BatchKeys();
+      return files.map((texts, n) => partKey(keys.next(batch(texts, n * 2)), batch(texts, n * 2)));
+    };
+    const original = keysOf([['{"a":1}', '{"b":2}'], ['{"c":3}']]);
+    assert.deepEqual(keysOf([['{"a":1}', '{"b":2}'], ['{"c":3}']]), original);
+    // An edit in the first batch changes every key from there on; one in the last, only the last.
+    const early = keysOf([['{"a":9}', '{"b":2}'], ['{"c":3}']]);
+    assert.notEqual(early[0], original[0]);
+    assert.notEqual(early[1], original[1]);
+    const late = keysOf([['{"a":1}', '{"b":2}'], ['{"c":9}']]);
+    assert.equal(late[0], original[0]);
+    assert.notEqual(late[1], original[1]);
+    for (const key of original) assert.match(key, /^[\x21-\x7E]{1,255}$/);
+    assert.match(original[1]!, /-2-1$/);
+  });
+});
+
+describe('--dry-run', () => {
+  void test('prints the summary, writes each item’s action and changes, and stores nothing', async () => {
+    const tenant = `cli-dry-${randomUUID()}`;
+    const kept = product();
+    const renamed = product();
+    const setup = await writeLines('setup', [kept, renamed]);
+    assert.equal((await run(setup, tenant)).code, 0);
+    const before = await batchIds(tenant);
+
+    const fresh = product();
+    const file = await writeLines(
+      'dry',
+      [kept, { ...renamed, name: 'New name' }, fresh, product({ style: 'modern' })],
+      ['{"external_id": "broken",'],
+    );
+    const dry = await run(file, tenant, '--dry-run');
+    assert.equal(dry.code, 2, dry.stderr);
+    const previewPath = `${file}.preview.jsonl`;
+    assert.match(
+      dry.stderr.trim().split('\n').at(-1)!,
+      new RegExp(
+        `^dry run, nothing stored: 5 items: 1 create, 1 update, 1 unchanged, 2 invalid \\(per item in ${previewPath.replace(/[.]/g, '\\.')}\\), \\d+\\.\\d s$`,
+      ),
+    );
+    const lines = (await fs.readFile(previewPath, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .sort((a, b) => (a.position as number) - (b.position as number));
+    assert.deepEqual(
+      lines.map(({ position, external_id, action, changes }) => ({ position, external_id, action, changes })),
+      [
+        { position: 0, external_id: kept.external_id, action: 'unchanged', changes: [] },
+        { position: 1, external_id: renamed.external_id, action: 'update', changes: ['name'] },
+        { position: 2, external_id: fresh.external_id, action: 'create', changes: [] },
+        { position: 3, external_id: lines[3]!.external_id, action: 'invalid', changes: [] },
+        { position: 4, external_id: null, action: 'invalid', changes: [] },
+      ],
+    );
+    assert.deepEqual(lines[3]!.errors, [
+      {
+        field: 'style',
+        code: 'invalid_value',
+        message: (lines[3]!.errors as Array<{ message: string }>)[0]!.message,
+      },
+    ]);
+    assert.equal((lines[4]!.errors as Array<{ code: string }>)[0]!.code, 'malformed_json');
+    assert.equal(lines[4]!.line, 5);
+    assert.deepEqual(await batchIds(tenant), before);
+    assert.equal((await service.allProducts(tenant)).length, 2);
+  });
+
+  void test('standard input needs --preview', async () => {
+    const res = await ingest(['-', '--url', service.url, '--tenant', 't', '--format', 'jsonl', '--dry-run'], {
+      AUTH_JWT_SECRET: service.secret,
+    });
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /--dry-run needs --preview <path>/);
+  });
+});
