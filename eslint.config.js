@@ -34,7 +34,26 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    // Services, repositories and the worker know nothing of HTTP: they throw the errors of
+    // src/errors/, and src/http/ (plus each capability's routes) turns them into responses.
+    files: [
+      'src/{analysis,auth,catalog,cli,client,db,errors,ingestion,net,pagination,queue,runtime,validation,webhooks,worker}/**/*.ts',
+    ],
+    ignores: ['**/*.routes.ts', 'src/analysis/start-analyzer.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['fastify', '@fastify/*'], message: 'Only src/http/ and *.routes.ts speak HTTP.' },
+            { group: ['**/http/*'], message: 'Throw an error of src/errors/; src/http/ renders it.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'reliability/**/*.ts', 'scripts/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

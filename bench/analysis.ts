@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   const endpoint = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/analysis/stageability/multiple`;
   const dispatcher = new Agent({ connections: 8 });
   const headers = {
-    authorization: `Bearer ${await mintToken({ expiresIn: '1h' })}`,
+    authorization: `Bearer ${await mintToken({ expiresInSeconds: 3600 })}`,
     'content-type': 'application/json',
   };
   const imageUrls = bodies.map((_, i) => images.url(`/photo-${i}.jpg`));

@@ -6,6 +6,8 @@ const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
 /** A minimal client of the running service, for the benchmark. */
 export interface BenchClient {
   submit(body: string): Promise<{ batchId: string; ms: number }>;
+  /** `POST /products/ingestions/preview`: the answer's summary and how long it took. */
+  preview(body: string): Promise<{ summary: Record<string, number>; ms: number }>;
   status(batchId: string): Promise<{ status: string; ms: number; record: Record<string, unknown> }>;
   waitTerminal(batchIds: string[]): Promise<Array<Record<string, unknown>>>;
   close(): Promise<void>;
@@ -31,19 +33,34 @@ export async function createBenchClient(
   const authorization = `Bearer ${token}`;
   const dispatcher = new Agent({ connections: 64, pipelining: 1 });
 
+  /** POSTs a JSON body to `path`; the parsed answer, which must have `status`, and the time to the last byte. */
+  async function post<T>(path: string, body: string, status: number): Promise<{ answer: T; ms: number }> {
+    const started = performance.now();
+    const res = await request(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body,
+      dispatcher,
+    });
+    const text = await res.body.text();
+    const ms = performance.now() - started;
+    if (res.statusCode !== status)
+      throw new Error(`${path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
+    return { answer: JSON.parse(text) as T, ms };
+  }
+
   const client: BenchClient = {
     async submit(body) {
-      const started = performance.now();
-      const res = await request(`${baseUrl}/products/ingestions`, {
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/json' },
+      const { answer, ms } = await post<{ batch_id: string }>('/products/ingestions', body, 202);
+      return { batchId: answer.batch_id, ms };
+    },
+    async preview(body) {
+      const { answer, ms } = await post<{ summary: Record<string, number> }>(
+        '/products/ingestions/preview',
         body,
-        dispatcher,
-      });
-      const text = await res.body.text();
-      const ms = performance.now() - started;
-      if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode}: ${text.slice(0, 300)}`);
-      return { batchId: (JSON.parse(text) as { batch_id: string }).batch_id, ms };
+        200,
+      );
+      return { summary: answer.summary, ms };
     },
     async status(batchId) {
       const started = performance.now();

@@ -5,6 +5,7 @@ import { openBaseline } from './baseline.ts';
 import { generateBatch } from './catalog-generator.ts';
 import { createBenchClient, percentile, type BenchClient } from './http-client.ts';
 import { startServiceProcess } from './service-process.ts';
+import { startBenchWebhooks } from './webhook-receiver.ts';
 
 /** What one run measures; see docs/performance.md for the method. */
 export interface IngestionBenchOptions {
@@ -21,6 +22,8 @@ export interface IngestionBenchOptions {
   analyzer: boolean;
   /** Node.js options for the service process (`--service-node-args`), e.g. V8 heap flags. */
   serviceNodeArgs: string[];
+  /** `--webhook`: every bench tenant has one webhook endpoint, on a loopback receiver. */
+  webhook: boolean;
   log: (line: string) => void;
 }
 
@@ -46,6 +49,8 @@ export interface PollFigures {
 
 export interface IngestionBenchResult {
   database: 'server' | 'embedded';
+  /** With `--webhook`: endpoints registered (one per tenant) and deliveries the receiver got. */
+  webhooks: { endpoints: number; deliveries: number } | null;
   /** How the service process was started (the options of `npm start` and `--service-node-args`). */
   serviceCommand: string;
   productsPerBatch: number;
@@ -153,6 +158,8 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema }
     : {};
   if (!options.analyzer) serviceEnv.ANALYSIS_ENABLED = 'false';
+  const webhooks = options.webhook ? await startBenchWebhooks() : null;
+  if (webhooks) serviceEnv.WEBHOOK_ALLOW_PRIVATE_HOSTS = 'true';
   const service = await startServiceProcess(serviceEnv, options.serviceNodeArgs);
   const idleRssMiB = service.rssMiB();
   const baseline = await openBaseline(options.databaseUrl);
@@ -169,6 +176,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
   const clientFor = async (tenant: string) => {
     const client = await createBenchClient(service.baseUrl, service.secret, tenant);
     clients.push(client);
+    await webhooks?.register(service.baseUrl, service.secret, tenant);
     return client;
   };
   try {
@@ -289,6 +297,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
 
     return {
       database: options.databaseUrl ? 'server' : 'embedded',
+      webhooks: webhooks?.figures() ?? null,
       serviceCommand: service.command,
       productsPerBatch: BATCH,
       fresh: fresh,
@@ -339,6 +348,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     await Promise.all(clients.map((client) => client.close()));
     await baseline.close();
     await service.stop();
+    await webhooks?.close();
     if (options.databaseUrl) await dropServiceSchema(options.databaseUrl, schema);
   }
 }

@@ -3,21 +3,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchIngestion, type IngestionBenchResult, type PollFigures, type RunFigures } from './ingestion.ts';
+import { benchPreview, type PreviewBenchResult } from './preview.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|analysis|decode] [-- --no-analyzer]
+ * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|preview|analysis|decode] [-- --no-analyzer] [-- --webhook]
  *  [-- --repeats N] [-- --service-node-args="--max-semi-space-size=8 --cpu-prof"] (with "=": the value starts with a dash)`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
- * then the analyzer's latency and throughput (bench/analysis.ts) and its decode memory budget
+ * then a 1000-item preview against the 202 of the same submission (bench/preview.ts), then the
+ * analyzer's latency and throughput (bench/analysis.ts) and its decode memory budget
  * (bench/decode-memory.ts). DATABASE_URL (or --database-url)
  * picks the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
  * The service runs under the Node.js options of `npm start`'s script, then those of
- * `--service-node-args` (for a V8 flag given twice, the later wins).
+ * `--service-node-args` (for a V8 flag given twice, the later wins). `--webhook` registers one
+ * webhook endpoint per bench tenant, on a loopback receiver, to compare the ratios with webhooks on.
  */
 const { values } = parseArgs({
   options: {
     smoke: { type: 'boolean', default: false },
     'no-analyzer': { type: 'boolean', default: false },
+    webhook: { type: 'boolean', default: false },
     only: { type: 'string' },
     'database-url': { type: 'string' },
     out: { type: 'string', default: 'bench/results/latest.json' },
@@ -48,6 +52,12 @@ function table(result: IngestionBenchResult): string {
   return [
     `Ingestion on ${result.database} PostgreSQL, ${result.productsPerBatch} products × 3 variants × 3 images per batch`,
     `(the service run as \`${result.serviceCommand}\`)`,
+    ...(result.webhooks
+      ? [
+          `With webhooks: ${result.webhooks.endpoints} endpoints (one per tenant) on a loopback receiver, ` +
+            `${result.webhooks.deliveries} deliveries received.`,
+        ]
+      : []),
     '',
     '| run | baseline products/s (median) | end-to-end products/s median (min–max) | ratio median (min–max) |',
     '|---|---|---|---|',
@@ -82,11 +92,12 @@ function table(result: IngestionBenchResult): string {
   ].join('\n');
 }
 
-if (values.only !== undefined && !['ingestion', 'analysis', 'decode'].includes(values.only)) {
-  throw new Error('--only takes ingestion, analysis or decode');
+if (values.only !== undefined && !['ingestion', 'preview', 'analysis', 'decode'].includes(values.only)) {
+  throw new Error('--only takes ingestion, preview, analysis or decode');
 }
 
 if (values.only === undefined || values.only === 'ingestion') await runIngestion();
+if (values.only === undefined || values.only === 'ingestion' || values.only === 'preview') await runPreview();
 if (values.only === undefined || values.only === 'analysis') {
   // The analyzer's bench runs as its own process, so its model threads and RSS are its own.
   const child = spawnSync(
@@ -121,6 +132,7 @@ async function runIngestion(): Promise<void> {
     saturationSeconds: smoke ? 1 : 3,
     analyzer: !values['no-analyzer'],
     serviceNodeArgs: values['service-node-args'].split(' ').filter(Boolean),
+    webhook: values.webhook,
     log,
   });
 
@@ -132,4 +144,30 @@ async function runIngestion(): Promise<void> {
     `${JSON.stringify({ date: new Date().toISOString(), smoke, ingestion: result }, null, 2)}\n`,
   );
   process.stdout.write(`figures written to ${path.relative(process.cwd(), out)}\n`);
+}
+
+function previewLines(result: PreviewBenchResult): string {
+  const f = (n: number) => n.toFixed(1);
+  const row = (label: string, x: PreviewBenchResult['previewMs']) =>
+    `| ${label} | ${f(x.p50)} | ${f(x.min)}–${f(x.max)} | ${x.n} |`;
+  return [
+    `Preview on ${result.database} PostgreSQL: ${result.items} items (updates of stored products, 3 variants × 3 images), worker idle`,
+    '',
+    '| request | median ms | min–max ms | samples |',
+    '|---|---|---|---|',
+    row(`POST /products/ingestions/preview (${result.items} items)`, result.previewMs),
+    row(`POST /products/ingestions, its 202 (${result.items} items)`, result.submitMs),
+    '',
+    `preview / 202 (medians): ${result.ratio.toFixed(2)} (target: below 2)`,
+  ].join('\n');
+}
+
+async function runPreview(): Promise<void> {
+  const result = await benchPreview({
+    databaseUrl,
+    repeats: smoke ? 3 : 15,
+    serviceNodeArgs: values['service-node-args'].split(' ').filter(Boolean),
+    log,
+  });
+  process.stdout.write(`\n${previewLines(result)}\n`);
 }

@@ -30,7 +30,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-function readStatusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+/** A memory figure of a running process from /proc (VmHWM: peak RSS, VmRSS: now), in MiB. */
+export function readStatusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }

@@ -1,10 +1,16 @@
 import path from 'node:path';
+import { loadAnalysisConfig, type AnalysisConfig } from './analysis/analysis-config.ts';
+import { ConfigError, flag, integer, optional } from './config-values.ts';
+
+export { ConfigError, flag, integer, optional };
 
 /** Which parts of the service this process runs (CONTRACT §1). */
 export type Role = 'api' | 'worker' | 'all';
 
 /** Everything the service reads from the environment, parsed once at start. */
 export interface Config {
+  /** `LOG_LEVEL`: pino's level for the service's log and its request log. */
+  logLevel: LogLevel;
   port: number;
   host: string;
   role: Role;
@@ -53,15 +59,29 @@ export interface Config {
      */
     batchRetentionDays: number;
   };
-  analysis: {
+  analysis: AnalysisConfig & {
     /** Whether this API process loads the vision model and serves the analysis route. */
     enabled: boolean;
     allowPrivateHosts: boolean;
   };
+  webhooks: {
+    /** `WEBHOOK_ALLOW_PRIVATE_HOSTS=true`: endpoints may be plain http and reach private addresses. */
+    allowPrivateHosts: boolean;
+    /** Seconds before each retry of a failed attempt (CONTRACT §10.1); after the last, `failed`. */
+    retrySchedule: number[];
+  };
 }
 
-/** Thrown for a setting that cannot be used; the process refuses to start. */
-export class ConfigError extends Error {}
+/** The levels `LOG_LEVEL` may name (pino's). */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevel(raw: string | undefined): LogLevel {
+  const value = raw ?? 'info';
+  const known = LOG_LEVELS.find((level) => level === value);
+  if (!known) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return known;
+}
 
 /**
  * Node's own default for receiving a whole request, which Fastify turns off: without it a client
@@ -76,35 +96,25 @@ export const DEFAULT_WORKER_POLL_MS = 500;
 /** How long an ended batch can still be read unless `BATCH_RETENTION_DAYS` says otherwise. */
 export const DEFAULT_BATCH_RETENTION_DAYS = 30;
 
-/** The integer setting `name` in [min, max], or `fallback` when unset or empty. */
-export function integer(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  fallback: number,
-  min = 0,
-  max = Infinity,
-): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min}${max === Infinity ? ' up' : ` to ${max}`}`);
+/** The retry delays of webhook deliveries unless `WEBHOOK_RETRY_SCHEDULE` says otherwise (CONTRACT §10.1). */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/**
+ * `WEBHOOK_RETRY_SCHEDULE`: comma-separated seconds, each from 0 to a week. Fractions are allowed
+ * (tests retry after 0.2 s); millisecond precision is what a delay can have.
+ */
+function retrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined) return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  const delays = raw.split(',').map((part) => part.trim());
+  if (
+    delays.length > 100 ||
+    !delays.every((part) => /^\d+(\.\d{1,3})?$/.test(part) && Number(part) <= 604_800)
+  ) {
+    throw new ConfigError(
+      'WEBHOOK_RETRY_SCHEDULE must be up to 100 comma-separated delays in seconds, each from 0 to 604800 (e.g. 5,300,1800)',
+    );
   }
-  return value;
-}
-
-/** The setting `name`, which must be `true` or `false`, or `fallback` when unset or empty. */
-export function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  if (raw === 'true' || raw === 'false') return raw === 'true';
-  throw new ConfigError(`${name} must be true or false`);
-}
-
-/** The setting `name`, or undefined when unset or empty. */
-export function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
+  return delays.map(Number);
 }
 
 /** Whether ROLE=all runs its worker in a thread of its own; the other roles have no worker to move. */
@@ -140,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = optional(env, 'HOST') ?? '127.0.0.1';
   const serviceRole = role(optional(env, 'ROLE'));
   return {
+    logLevel: logLevel(optional(env, 'LOG_LEVEL')),
     port,
     host,
     role: serviceRole,
@@ -177,7 +188,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     analysis: {
       enabled: flag(env, 'ANALYSIS_ENABLED', true),
-      allowPrivateHosts: optional(env, 'ANALYSIS_ALLOW_PRIVATE_HOSTS') === 'true',
+      allowPrivateHosts: flag(env, 'ANALYSIS_ALLOW_PRIVATE_HOSTS', false),
+      ...loadAnalysisConfig(env),
+    },
+    webhooks: {
+      allowPrivateHosts: flag(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS', false),
+      retrySchedule: retrySchedule(optional(env, 'WEBHOOK_RETRY_SCHEDULE')),
     },
   };
 }

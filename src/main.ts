@@ -3,7 +3,8 @@ import { ConfigError, loadConfig } from './config.ts';
 import { startService, type Service } from './server.ts';
 import { DataDirInUseError } from './db/embedded-database.ts';
 
-const log = pino({ level: process.env.LOG_LEVEL ?? 'info' });
+// At `info` until the configuration is read: a setting that cannot be used is logged whatever LOG_LEVEL says.
+const log = pino({ level: 'info' });
 
 let service: Service | undefined;
 let stopping = false;
@@ -32,6 +33,7 @@ process.on('SIGINT', () => shutdown('SIGINT'));
 
 try {
   const config = loadConfig();
+  log.level = config.logLevel;
   service = await startService(config, { logger: log });
   log.info(
     { role: config.role, port: config.port, host: config.host, database: service.db.kind },

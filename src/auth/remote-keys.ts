@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors/app-errors.ts';
 
 /**
  * How long a key set fetched from `AUTH_JWKS_URL` is used before it is fetched again. A key withdrawn
@@ -24,7 +24,7 @@ export class KeySetUnavailableError extends AppError {
     super(
       'internal-error',
       'Bearer tokens cannot be verified right now: the key set is unavailable. Try again shortly.',
-      { status: 503, headers: { 'retry-after': String(JWKS_RETRY_MS / 1000) } },
+      { status: 503, retryAfterSeconds: JWKS_RETRY_MS / 1000 },
     );
   }
 }

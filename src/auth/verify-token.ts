@@ -1,5 +1,5 @@
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../errors/app-errors.ts';
 import { createTtlCache } from '../runtime/ttl-cache.ts';
 import type { VerificationKeys } from './keys.ts';
 import { KeySetUnavailableError } from './remote-keys.ts';
@@ -10,6 +10,8 @@ export const SCOPES = {
   ingestionsRead: 'ingestions:read',
   catalogRead: 'catalog:read',
   analysisRun: 'analysis:run',
+  catalogWrite: 'catalog:write',
+  webhooksManage: 'webhooks:manage',
 } as const;
 
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import type { ProductRow, StoredVariant, VariantRow } from './merge-items.ts';
+import type { ProductRow, OwnedVariant, VariantRow } from './merge-items.ts';
 import type { ProductView } from './product-schema.ts';
 
 /** SQL of the catalog: the set-based upserts of the worker and the reads of the API. */
@@ -19,8 +19,8 @@ export async function findVariantsBySku(
   tx: Queryable,
   tenantId: string,
   skus: readonly string[],
-): Promise<Map<string, StoredVariant>> {
-  const rows = await tx.query<StoredVariant>(
+): Promise<Map<string, OwnedVariant>> {
+  const rows = await tx.query<OwnedVariant>(
     `SELECT v.sku, v.external_id, v.images
      FROM unnest($2::text[]) AS k(sku)
      CROSS JOIN LATERAL (
@@ -32,11 +32,10 @@ export async function findVariantsBySku(
 }
 
 /**
- * A table's rows as the one JSON array its set-based upsert takes. The worker serializes a chunk's
- * rows as soon as they are merged, so the parsed items and merged rows they came from can be
- * collected before the rows are written (docs/performance.md, "An eleventh look").
+ * Rows serialized once for `json_to_recordset`, with their count: the one JSON array a table's
+ * set-based upsert takes. The worker serializes a chunk's rows as soon as they are merged, so the
+ * parsed items and merged rows they came from can be collected before the rows are written.
  */
-/** Rows serialized once for `json_to_recordset`, with their count. */
 export interface SerializedRows {
   readonly json: string;
   readonly count: number;

@@ -1,16 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import type { Authorize } from '../auth/authorize.ts';
-import { principalOf } from '../auth/authorize.ts';
+import type { Authorize } from '../http/authorize.ts';
+import { principalOf } from '../http/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
-import { documented, Page, PageQuery, problemResponses } from '../http/schemas.ts';
+import { problemResponses, readSchema } from '../http/schemas.ts';
+import { PageQuery, PageSchema } from '../pagination/page.ts';
 import { ProductView } from './product-schema.ts';
 import type { CatalogService } from './catalog.service.ts';
 
 const ProductParams = Type.Object({ external_id: Type.String() });
+const VariantParams = Type.Object({ external_id: Type.String(), sku: Type.String() });
+const Deleted = { description: 'Deleted', type: 'null' } as const;
 const ProductQuery = PageQuery(500, 100);
 
-/** `GET /products` and `GET /products/{external_id}` (CONTRACT §9). */
+/** `GET /products` and `GET /products/{external_id}` (CONTRACT §9), and the deletes (§10.5). */
 export async function catalogRoutes(
   app: FastifyInstance,
   { catalog, authorize }: { catalog: CatalogService; authorize: Authorize },
@@ -21,15 +24,15 @@ export async function catalogRoutes(
     '/products',
     {
       onRequest: authorize(SCOPES.catalogRead),
-      schema: {
-        tags,
-        summary: 'List stored products by external_id',
-        querystring: ProductQuery,
-        response: {
-          200: documented('A page of products, by external_id', Page(ProductView, 'ProductPage')),
-          ...problemResponses(400, 401, 403),
+      schema: readSchema(
+        { querystring: ProductQuery },
+        {
+          tags,
+          summary: 'List stored products by external_id',
+          description: 'A page of products, by external_id',
+          answer: PageSchema(ProductView, 'ProductPage'),
         },
-      },
+      ),
     },
     async (request) => {
       const { limit = 100, cursor } = request.query;
@@ -41,16 +44,50 @@ export async function catalogRoutes(
     '/products/:external_id',
     {
       onRequest: authorize(SCOPES.catalogRead),
-      schema: {
-        tags,
-        summary: 'Get one stored product',
-        params: ProductParams,
-        response: {
-          200: documented('The stored product', ProductView),
-          ...problemResponses(401, 403, 404),
+      schema: readSchema(
+        { params: ProductParams },
+        {
+          tags,
+          summary: 'Get one stored product',
+          description: 'The stored product',
+          answer: ProductView,
         },
-      },
+      ),
     },
     async (request) => catalog.getProduct(principalOf(request).tenantId, request.params.external_id),
+  );
+  app.delete<{ Params: Static<typeof ProductParams> }>(
+    '/products/:external_id',
+    {
+      onRequest: authorize(SCOPES.catalogWrite),
+      schema: {
+        tags,
+        summary: 'Delete a product with its variants',
+        params: ProductParams,
+        response: { 204: Deleted, ...problemResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await catalog.deleteProduct(principalOf(request).tenantId, request.params.external_id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete<{ Params: Static<typeof VariantParams> }>(
+    '/products/:external_id/variants/:sku',
+    {
+      onRequest: authorize(SCOPES.catalogWrite),
+      schema: {
+        tags,
+        summary: 'Delete one variant of a product (not its last)',
+        params: VariantParams,
+        response: { 204: Deleted, ...problemResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const { external_id: externalId, sku } = request.params;
+      await catalog.deleteVariant(principalOf(request).tenantId, externalId, sku);
+      return reply.code(204).send();
+    },
   );
 }

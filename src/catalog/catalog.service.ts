@@ -1,22 +1,50 @@
-import type { Queryable } from '../db/database.ts';
-import { decodeCursor, encodeCursor } from '../http/cursor.ts';
-import { NotFoundError } from '../http/errors.ts';
-import type { Page } from '../ingestion/ingestion.service.ts';
+import type { Database } from '../db/database.ts';
+import { decodeCursor, encodeCursor } from '../pagination/cursor.ts';
+import { ConflictError, NotFoundError } from '../errors/app-errors.ts';
+import type { Page } from '../pagination/page.ts';
 import { findProduct, listProducts } from './catalog.repository.ts';
+import { countVariants, deleteProduct, deleteVariant, lockProduct } from './catalog-delete.repository.ts';
 import type { ProductView } from './product-schema.ts';
 
-/** Reading the stored catalog (CONTRACT §9), so a client can see what an upsert did. */
+/** What a catalog delete removed, for metrics. */
+export type DeleteTarget = 'product' | 'variant';
+
+/**
+ * Reading the stored catalog (CONTRACT §9), so a client can see what an upsert did, and deleting
+ * from it (§10.5).
+ */
 export interface CatalogService {
   getProduct(tenantId: string, externalId: string): Promise<ProductView>;
   listProducts(tenantId: string, query: { limit: number; cursor?: string }): Promise<Page<ProductView>>;
+  /** Deletes a product and its variants at once; 404 when the tenant has no such product. */
+  deleteProduct(tenantId: string, externalId: string): Promise<void>;
+  /** Deletes one variant; 404 when the product has no such sku, 409 when it is the last one. */
+  deleteVariant(tenantId: string, externalId: string, sku: string): Promise<void>;
 }
 
-/** Creates the catalog reads: one product by `external_id`, and the list ordered by it. */
-export function createCatalogService({ db }: { db: Queryable }): CatalogService {
+// U+0000 cannot be stored (items holding it are refused), and PostgreSQL text cannot hold it.
+const storable = (key: string) => !key.includes('\u0000');
+
+/**
+ * Creates the catalog reads (one product by `external_id`, the list ordered by it) and deletes.
+ *
+ * Deletes do not take the tenant's worker lock: the worker holds it while it drains the tenant's
+ * whole backlog, and a delete applies at once (§10.5). Row locks order a delete with the worker's
+ * chunks instead, each chunk being one transaction that upserts a product's row before its
+ * variants: a delete waits for a chunk writing that product, or the chunk waits for the delete and
+ * then creates the product anew. A sku a delete frees is free once the 204 is sent, and nothing
+ * remembers its old owner, so a later batch takes it without `sku_conflict` (docs/catalog-deletes.md).
+ */
+export function createCatalogService({
+  db,
+  onDeleted,
+}: {
+  db: Database;
+  onDeleted?: (target: DeleteTarget) => void;
+}): CatalogService {
   return {
     async getProduct(tenantId, externalId) {
-      // U+0000 cannot be stored (items holding it are refused), and PostgreSQL text cannot hold it.
-      const product = externalId.includes('\u0000') ? null : await findProduct(db, tenantId, externalId);
+      const product = storable(externalId) ? await findProduct(db, tenantId, externalId) : null;
       if (!product) throw new NotFoundError('No product with this external_id.');
       return product;
     },
@@ -30,6 +58,32 @@ export function createCatalogService({ db }: { db: Queryable }): CatalogService 
         data,
         next_cursor: rows.length > limit && last ? encodeCursor(scope, last.external_id) : null,
       };
+    },
+
+    async deleteProduct(tenantId, externalId) {
+      if (!storable(externalId) || !(await deleteProduct(db, tenantId, externalId))) {
+        throw new NotFoundError('No product with this external_id.');
+      }
+      onDeleted?.('product');
+    },
+
+    async deleteVariant(tenantId, externalId, sku) {
+      const key = { tenantId, externalId, sku };
+      await db.transaction(async (tx) => {
+        // The product's row first, so two deletes of its last two variants cannot both pass the count.
+        if (!storable(externalId) || !(await lockProduct(tx, tenantId, externalId))) {
+          throw new NotFoundError('No product with this external_id.');
+        }
+        const variants = await countVariants(tx, key);
+        if (!storable(sku) || !variants.has) {
+          throw new NotFoundError('The product has no variant with this sku.');
+        }
+        if (variants.count === 1) {
+          throw new ConflictError('This is the product’s last variant; delete the product instead.');
+        }
+        await deleteVariant(tx, key);
+      });
+      onDeleted?.('variant');
     },
   };
 }

@@ -1,40 +1,31 @@
-import type { FieldError } from '../http/errors.ts';
-import type { FullProductIngest, ProductImageIngest } from './product-schema.ts';
+import { skuConflict, type FieldError } from '../validation/item-errors.ts';
+import type { FullProductIngest, ProductImageIngest, ProductVariantIngest } from './product-schema.ts';
 
 /**
- * An image of a variant as stored, or as a run of items patches it. Stored, an absent `angle` reads
- * as null (none was ever sent); in a patch it keeps the stored angle.
+ * An image of a variant as the merge keeps it: stored, or as a run of items patches it. Stored, an
+ * absent `angle` reads as null (none was ever sent); in a patch it keeps the stored angle. (The API
+ * shows stored images with `angle` always present: `ProductView`.)
  */
-export interface StoredImage {
+export interface MergedImage {
   url: string;
   angle?: number | null;
 }
 
-/** What the catalog already holds for a sku: its product and its images. */
-export interface StoredVariant {
+/** What the catalog already holds for a sku: the product that owns it, and its images. */
+export interface OwnedVariant {
   sku: string;
   external_id: string;
-  images: StoredImage[];
+  images: MergedImage[];
 }
 
 /** A product's own columns: the item without its variants. */
 export type ProductRow = Omit<FullProductIngest, 'variants'>;
 
-/** A variant's row as written, with its merged images and the product it belongs to. */
-export interface VariantRow {
-  sku: string;
+/** A variant's row as written: its fields as ingested, its merged images and the product it belongs to. */
+export type VariantRow = Omit<ProductVariantIngest, 'images'> & {
   external_id: string;
-  name: string;
-  item_url: string;
-  depth: number;
-  height: number;
-  width: number;
-  weight: number;
-  color: string;
-  price: number;
-  brand: string;
-  images: StoredImage[];
-}
+  images: MergedImage[];
+};
 
 /** The rows to write for a run of items, and the items that cannot be written. */
 export interface MergedChunk {
@@ -53,9 +44,9 @@ export interface MergedChunk {
  * 005) gives what applying them one after another gives.
  */
 export function mergeImages(
-  stored: readonly StoredImage[],
+  stored: readonly MergedImage[],
   incoming: readonly ProductImageIngest[],
-): StoredImage[] {
+): MergedImage[] {
   const merged = stored.map((image) => ({ ...image }));
   const byUrl = new Map(merged.map((image) => [image.url, image]));
   for (const image of incoming) {
@@ -63,7 +54,7 @@ export function mergeImages(
     if (known) {
       if (image.angle !== undefined) known.angle = image.angle;
     } else {
-      const added: StoredImage =
+      const added: MergedImage =
         image.angle === undefined ? { url: image.url } : { url: image.url, angle: image.angle };
       merged.push(added);
       byUrl.set(added.url, added);
@@ -77,7 +68,8 @@ export function mergeImages(
  * product and per variant, however often an item repeats them, so each table takes a single
  * set-based upsert. A later item with the same `external_id` patches the earlier one exactly as a
  * later batch would. An item that uses a sku owned by another product (in `stored`, or given to
- * another product earlier in the run) is rejected whole with `sku_conflict`, and changes nothing.
+ * another product earlier in the run) is rejected whole with `sku_conflict`, and changes nothing; the
+ * message names the owner's external_id (the tenant's own data).
  *
  * The worker passes nothing stored at first: a variant's images are then the run's patches folded
  * together (`[]` when none were sent), which the upsert folds into the stored images, and the upsert
@@ -86,7 +78,7 @@ export function mergeImages(
  */
 export function mergeItems(
   items: ReadonlyArray<{ index: number; item: FullProductIngest }>,
-  stored: ReadonlyMap<string, StoredVariant> = new Map(),
+  stored: ReadonlyMap<string, OwnedVariant> = new Map(),
 ): MergedChunk {
   const products = new Map<string, ProductRow>();
   const variants = new Map<string, VariantRow>();
@@ -100,11 +92,7 @@ export function mergeItems(
     item.variants.forEach((variant, v) => {
       const current = owner.get(variant.sku);
       if (current !== undefined && current !== item.external_id) {
-        conflicts.push({
-          field: `variants[${v}].sku`,
-          code: 'sku_conflict',
-          message: `sku "${variant.sku}" already belongs to another product of this tenant.`,
-        });
+        conflicts.push(skuConflict(v, variant.sku, current));
       }
     });
     if (conflicts.length > 0) {

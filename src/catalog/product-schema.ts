@@ -19,17 +19,15 @@ function Key(description: string) {
 
 const Text = (description?: string) => Type.String({ maxLength: MAX_STRING_LENGTH, description });
 
-/** The scheme rule of URLs; a URI that breaks only this rule is `https_required`, not `invalid_format`. */
-export const HTTPS_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]:';
+/**
+ * The format of item URLs: an absolute `https:` URL with a host (`src/validation/uri-format.ts`).
+ * A valid URI of another scheme is `https_required`, anything else `invalid_format`.
+ */
+export const HTTPS_URL_FORMAT = 'https-url';
 
-/** An absolute `https:` URL with a host (format `uri` is checked by our own rule, see item-validator). */
+/** An absolute `https:` URL with a host. */
 const HttpsUrl = (description: string) =>
-  Type.String({
-    format: 'uri',
-    pattern: HTTPS_PATTERN,
-    maxLength: MAX_STRING_LENGTH,
-    description,
-  });
+  Type.String({ format: HTTPS_URL_FORMAT, maxLength: MAX_STRING_LENGTH, description });
 
 const Measure = (description: string) => Type.Number({ minimum: 0, description });
 
@@ -92,7 +90,7 @@ export type ProductVariantIngest = Static<typeof ProductVariantIngest>;
 export type FullProductIngest = Static<typeof FullProductIngest>;
 
 /** A stored image: its angle is null when none is stored (CONTRACT §9). */
-const StoredImage = Type.Object(
+const ImageView = Type.Object(
   {
     url: ProductImageIngest.properties.url,
     angle: Type.Union([Type.Number({ minimum: 0, maximum: 360 }), Type.Null()]),
@@ -101,8 +99,8 @@ const StoredImage = Type.Object(
 );
 
 /** A stored variant: the ingest shape, with every stored image in merge order. */
-const StoredVariant = Type.Composite(
-  [Type.Omit(ProductVariantIngest, ['images']), Type.Object({ images: Type.Array(StoredImage) })],
+const VariantView = Type.Composite(
+  [Type.Omit(ProductVariantIngest, ['images']), Type.Object({ images: Type.Array(ImageView) })],
   { additionalProperties: false, title: 'ProductVariant' },
 );
 
@@ -116,7 +114,7 @@ export const ProductView = Type.Composite(
     Type.Object({
       created_at: Type.String({ format: 'date-time' }),
       updated_at: Type.String({ format: 'date-time' }),
-      variants: Type.Array(StoredVariant),
+      variants: Type.Array(VariantView),
     }),
   ],
   { additionalProperties: false, title: 'Product' },

@@ -4,6 +4,7 @@ import { signServiceToken } from '../auth/sign-token.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { createIngestionClient } from '../client/ingestion-client.ts';
 import { ingestFile, type IngestOutcome } from '../client/ingest-runner.ts';
+import { previewFile } from '../client/preview-runner.ts';
 import { createProgress } from '../client/progress.ts';
 import { runCommand, UsageError } from './command.ts';
 import { checkIngestPaths } from './ingest-paths.ts';
@@ -11,7 +12,8 @@ import { onInterrupt } from './interrupts.ts';
 
 /**
  * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
- * [--batch-size N] [--concurrency N] [--quiet]` ingests a JSON or JSONL file of any size (docs/cli.md).
+ * [--batch-size N] [--concurrency N] [--quiet] [--fresh] [--dry-run [--preview PATH]]` ingests a JSON or
+ * JSONL file of any size, or with --dry-run says what it would do, storing nothing (docs/cli.md).
  * Exit code: 0 every item upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable,
  * token refused), 130 interrupted (SIGINT, SIGTERM).
  */
@@ -19,7 +21,7 @@ import { onInterrupt } from './interrupts.ts';
 const USAGE = `usage: npm run ingest -- <file> [options]
   <file>                 a JSON or JSONL file, a pipe, or - for standard input
   --url <url>            the service (default http://127.0.0.1:3000)
-  --token <jwt>          bearer token (default: env INGEST_TOKEN)
+  --token <jwt>          bearer token (default: env INGEST_TOKEN, which keeps it off the command line)
   --tenant <tenant>      mint a token for this tenant with the service's secret, like npm run token
   --errors <path>        where failed items are written (default <file>.errors.jsonl;
                          required when <file> is not a regular file)
@@ -27,13 +29,27 @@ const USAGE = `usage: npm run ingest -- <file> [options]
                          (required when <file> is not a regular file)
   --batch-size <n>       items per batch, 1–1000 (default 1000)
   --concurrency <n>      batches in flight, 1–16 (default 2)
-  --quiet                no progress, only the summary`;
+  --quiet                no progress, only the summary
+  --fresh                send no Idempotency-Key: a rerun within 24 h stores its batches again
+  --dry-run              store nothing: print what the file would do, item by item in --preview
+  --preview <path>       where --dry-run writes each item's action and changes
+                         (default <file>.preview.jsonl; required for standard input)`;
+
+const DEFAULT_URL = 'http://127.0.0.1:3000';
 
 /** The shell's code for a command ended by Ctrl-C (128 + SIGINT), also used after SIGTERM. */
 const EXIT_INTERRUPTED = 130;
 
 const FINISHING =
   'interrupted: finishing the batches already accepted and writing their errors (Ctrl-C again stops at once)';
+
+/**
+ * Why --token is discouraged: `npm run` prints the command line it runs, token included (unless
+ * `-s`), and any user of the machine can read a process's arguments while it runs.
+ */
+const TOKEN_ON_COMMAND_LINE =
+  '--token puts the token on the command line, where npm run echoes it (unless -s) and ps shows it; ' +
+  'prefer INGEST_TOKEN=… npm run -s ingest -- …';
 
 /** Lifetime of a token minted with --tenant: long enough for a very large file. */
 const MINTED_TOKEN_TTL_SECONDS = 24 * 3600;
@@ -70,7 +86,10 @@ async function tokenFrom(values: { token?: string; tenant?: string }): Promise<s
   if (values.token !== undefined && values.tenant !== undefined) {
     throw new UsageError('give either --token or --tenant, not both');
   }
-  if (values.token) return values.token;
+  if (values.token) {
+    process.stderr.write(`ingest: warning: ${TOKEN_ON_COMMAND_LINE}\n`);
+    return values.token;
+  }
   if (values.tenant) {
     return signServiceToken(loadConfig(), {
       tenant: values.tenant,
@@ -98,11 +117,43 @@ function summary(outcome: IngestOutcome, errorsPath: string): string {
   return `${items(outcome.read)}: ${outcome.upserted} upserted, ${outcome.failed} failed${failures}, ${time}`;
 }
 
+/**
+ * `--dry-run`: previews the file batch by batch, writes each item's line to the preview file and prints
+ * the counts. Exit code 0 when every item is valid, 2 when some are not, 1 when stopped.
+ */
+async function dryRun(
+  input: string,
+  values: { format?: string; preview?: string; token?: string; tenant?: string },
+  { baseUrl, batchSize }: { baseUrl: string; batchSize: number },
+): Promise<number> {
+  if (input === '-' && values.preview === undefined) {
+    throw new UsageError('reading standard input with --dry-run needs --preview <path>');
+  }
+  // The preview file takes the place of the errors file: the same checks (not the input, say where).
+  const preview = values.preview ?? `${input}.preview.jsonl`;
+  const {
+    file,
+    format,
+    errorsPath: previewPath,
+  } = await checkIngestPaths(input, {
+    format: values.format,
+    errors: preview,
+  });
+  const client = createIngestionClient({ baseUrl, token: await tokenFrom(values) });
+  const outcome = await previewFile({ file, format, previewPath, batchSize, client });
+  const { create, update, unchanged, invalid } = outcome.summary;
+  process.stderr.write(
+    `dry run, nothing stored: ${items(outcome.read)}: ${create} create, ${update} update, ${unchanged} unchanged, ` +
+      `${invalid} invalid (per item in ${previewPath}), ${outcome.seconds.toFixed(1)} s\n`,
+  );
+  return invalid > 0 ? 2 : 0;
+}
+
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      url: { type: 'string', default: 'http://127.0.0.1:3000' },
+      url: { type: 'string', default: DEFAULT_URL },
       token: { type: 'string' },
       tenant: { type: 'string' },
       errors: { type: 'string' },
@@ -110,6 +161,9 @@ async function main(): Promise<number> {
       'batch-size': { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '2' },
       quiet: { type: 'boolean', default: false },
+      fresh: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      preview: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -122,6 +176,7 @@ async function main(): Promise<number> {
   const batchSize = integerOption('batch-size', values['batch-size'], 1, 1000);
   const concurrency = integerOption('concurrency', values.concurrency, 1, 16);
   const baseUrl = serviceUrl(values.url);
+  if (values['dry-run']) return dryRun(input, values, { baseUrl, batchSize });
   const { file, format, errorsPath } = await checkIngestPaths(input, values);
   const token = await tokenFrom(values);
 
@@ -130,6 +185,7 @@ async function main(): Promise<number> {
     baseUrl,
     token,
     onRetry: (reason, ms) => progress.retrying(reason, ms),
+    addressHint: `is the service running there? Give its address with --url (default ${DEFAULT_URL})`,
   });
   const interruption = new AbortController();
   const removeHandlers = onInterrupt({
@@ -149,6 +205,7 @@ async function main(): Promise<number> {
     client,
     progress,
     signal: interruption.signal,
+    idempotencyKeys: !values.fresh,
   }).finally(removeHandlers);
   if (outcome.stopped !== undefined) process.stderr.write(`ingest: ${outcome.stopped}\n`);
   process.stderr.write(`${summary(outcome, errorsPath)}\n`);

@@ -1,5 +1,6 @@
 import { envelope, type Items } from './batches.ts';
 import { CLIENT_ERROR_CODES } from './errors-file.ts';
+import { partKey } from './idempotency-keys.ts';
 import { ClientError, type IngestionClient } from './ingestion-client.ts';
 import type { FieldError } from './problem-answer.ts';
 
@@ -50,6 +51,8 @@ export async function* submitInParts(
   client: IngestionClient,
   items: Items,
   stop: AbortSignal,
+  /** The batch's Idempotency-Key base (idempotency-keys.ts); none sends no key. */
+  keyBase?: string,
 ): AsyncGenerator<PartOutcome> {
   // The parts still to send, the next one last, so that they go out in file order.
   const pending: Items[] = [items];
@@ -62,7 +65,8 @@ export async function* submitInParts(
     }
     let outcome: PartOutcome | undefined;
     try {
-      const { batch_id } = await client.submit(envelope(part.texts), { signal: stop });
+      const idempotencyKey = keyBase === undefined ? undefined : partKey(keyBase, part);
+      const { batch_id } = await client.submit(envelope(part.texts), { signal: stop, idempotencyKey });
       outcome = { kind: 'accepted', positions: part.positions, batchId: batch_id };
     } catch (error) {
       if (!refusedAsWhole(error)) {

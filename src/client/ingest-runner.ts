@@ -1,9 +1,10 @@
 import { batchesOf, type Batch, type WellFormedItem } from './batches.ts';
 import { submitInParts } from './batch-submission.ts';
+import { withKeys } from './idempotency-keys.ts';
 import { CLIENT_ERROR_CODES, ErrorsFile, unbatchedLine } from './errors-file.ts';
 import type { IngestionClient } from './ingestion-client.ts';
 import { inputName, readItems, type FileFormat } from './json-stream.ts';
-import type { Counts, Progress } from './progress.ts';
+import type { BatchReport, Counts, Progress } from './progress.ts';
 import { describeUndone, type UnknownOutcome } from './run-report.ts';
 
 /** One run of the command-line client: which file, where its errors go, and how to send it. */
@@ -18,6 +19,8 @@ export interface IngestRun {
   concurrency: number;
   client: IngestionClient;
   progress: Progress;
+  /** Sends each batch with an Idempotency-Key derived from the file (idempotency-keys.ts); default true. */
+  idempotencyKeys?: boolean;
   /**
    * Aborted to stop early (Ctrl-C): no batch is read or submitted after it, the accepted ones are
    * followed to their end and their errors written, and the outcome says what was not submitted.
@@ -66,8 +69,9 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   const unsubmitted: number[] = [];
   let readAll = false;
   let readFailed = false;
-  /** The first position after the last batch handed to a worker. */
+  /** The first position after the last batch handed to a worker, and that batch's seq. */
   let batchedUpTo = 0;
+  let lastSeq = 0;
 
   const fail = (error: unknown) => {
     reasons.add(message(error));
@@ -94,16 +98,22 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       );
     }
   }
-  const batches = batchesOf(wellFormed(), { size: run.batchSize });
+  const cut = batchesOf(wellFormed(), { size: run.batchSize });
+  const batches: AsyncGenerator<Batch & { keyBase?: string }> =
+    run.idempotencyKeys === false ? cut : withKeys(cut);
 
-  const nextBatch = async (): Promise<Batch | undefined> => {
+  const nextBatch = async (): Promise<(Batch & { keyBase?: string }) | undefined> => {
     try {
       const next = await batches.next();
       if (next.done) {
         // A generator that threw answers "done" from then on: that is not the end of the file.
-        if (!readFailed) readAll = true;
+        if (!readFailed && !readAll) {
+          readAll = true;
+          run.progress.batchesCut(lastSeq);
+        }
         return undefined;
       }
+      lastSeq = next.value.seq;
       batchedUpTo = Math.max(batchedUpTo, (next.value.positions.at(-1) ?? -1) + 1);
       return next.value;
     } catch (error) {
@@ -113,8 +123,11 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     }
   };
 
-  /** Follows an accepted part until terminal and writes its errors, with the items' file positions. */
-  const follow = async (seq: number, positions: readonly number[], batchId: string) => {
+  /**
+   * Follows an accepted part until terminal and writes its errors, with the items' file positions;
+   * returns its terminal status.
+   */
+  const follow = async (positions: readonly number[], batchId: string) => {
     const final = await run.client.waitUntilTerminal(batchId);
     for await (const page of run.client.errorRecords(batchId)) {
       for (const record of page) {
@@ -130,7 +143,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     }
     counts.upserted += final.upserted;
     counts.failed += final.failed;
-    run.progress.batchDone(counts, { seq, id: batchId, status: final.status });
+    return final.status;
   };
 
   // The others start once one batch is accepted, so a refused token or an unreachable service is
@@ -151,17 +164,19 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     while (!stop.signal.aborted) {
       const batch = await nextBatch();
       if (!batch) return;
-      for await (const part of submitInParts(run.client, batch, stop.signal)) {
+      const report: BatchReport = { seq: batch.seq, positions: batch.positions, parts: [], unsent: false };
+      for await (const part of submitInParts(run.client, batch, stop.signal, batch.keyBase)) {
         switch (part.kind) {
           case 'accepted':
             release();
             counts.submitted += part.positions.length;
             run.progress.update(counts);
             try {
-              await follow(batch.seq, part.positions, part.batchId);
+              report.parts.push({ id: part.batchId, status: await follow(part.positions, part.batchId) });
             } catch (error) {
               // The other batches in flight are still followed to their end; this one is reported.
               unknown.push({ batchId: part.batchId, positions: part.positions });
+              report.parts.push({ id: part.batchId, status: 'outcome unknown' });
               fail(error);
             }
             break;
@@ -172,10 +187,12 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
             break;
           case 'unsent':
             unsubmitted.push(...part.positions);
+            report.unsent = true;
             if (part.error !== undefined) fail(part.error);
             break;
         }
       }
+      run.progress.batchDone(counts, report);
     }
   };
 

@@ -25,6 +25,19 @@ export interface ItemErrorRecord {
   errors: FieldError[];
 }
 
+/** The answer of `POST /products/ingestions/preview` (CONTRACT §10.3). */
+export interface PreviewAnswer {
+  received_count: number;
+  summary: { create: number; update: number; unchanged: number; invalid: number };
+  data: Array<{
+    index: number;
+    external_id: string | null;
+    action: 'create' | 'update' | 'unchanged' | 'invalid';
+    changes: string[];
+    errors: FieldError[];
+  }>;
+}
+
 /** A refusal that waiting will not cure (401, 403, 4xx), or a 5xx / network failure after every retry. */
 export class ClientError extends Error {
   constructor(
@@ -50,7 +63,19 @@ export interface ClientOptions {
   pollMs?: { first: number; max: number };
   /** Told of each wait before a retry (429, 5xx, network), so progress can show it. */
   onRetry?: (reason: string, waitMs: number) => void;
+  /**
+   * Appended to the error when the service is not there at all (see {@link NOT_THERE}): what the
+   * caller can do about the address, e.g. which option sets it.
+   */
+  addressHint?: string;
 }
+
+/**
+ * Network failures that, before the service has ever answered, mean nothing listens at the address
+ * (connection refused) or the host does not exist: almost always a wrong address, which retrying
+ * for a minute would not cure. Once the service has answered, they are a restart and are retried.
+ */
+const NOT_THERE = new Set(['ECONNREFUSED', 'ENOTFOUND']);
 
 /** The ingestion API (operations 1–3) over HTTP, with retries. */
 export interface IngestionClient {
@@ -61,8 +86,10 @@ export interface IngestionClient {
    */
   submit(
     bodyJson: string,
-    options?: { signal?: AbortSignal },
+    options?: { signal?: AbortSignal; idempotencyKey?: string },
   ): Promise<{ batch_id: string; received_count: number }>;
+  /** What the service says submitting the envelope would do (CONTRACT §10.3); nothing is stored. */
+  preview(bodyJson: string, options?: { signal?: AbortSignal }): Promise<PreviewAnswer>;
   /** Polls a batch until its state is terminal; resolves with that final record. */
   waitUntilTerminal(batchId: string): Promise<BatchStatusRecord>;
   /** Every error record of a batch, page by page (limit 500), following the cursors to the end. */
@@ -103,6 +130,8 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
   const backoff = options.backoffMs ?? DEFAULT_BACKOFF_MS;
   const poll = options.pollMs ?? { first: 100, max: 1000 };
   const onRetry = options.onRetry ?? (() => {});
+  /** Whether the service has answered any request of this client yet. */
+  let answered = false;
 
   /**
    * One request: a 429 waits as long as `Retry-After` says and tries again (the service asked for it),
@@ -113,10 +142,12 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
     path: string,
     body?: string,
     signal?: AbortSignal,
+    extraHeaders: Record<string, string> = {},
   ): Promise<T> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${options.token}`,
       accept: 'application/json',
+      ...extraHeaders,
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const timeout = method === 'POST' ? SUBMIT_TIMEOUT_MS : READ_TIMEOUT_MS;
@@ -131,6 +162,7 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
           body,
           signal: AbortSignal.timeout(timeout),
         });
+        answered = true;
         if (response.ok) return (await response.json()) as T;
         status = response.status;
         problem = await readProblem(response);
@@ -152,7 +184,14 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
       } catch (error) {
         // A refusal is final, and so is a wait for a 429 cut short by `signal`.
         if (error instanceof ClientError || signal?.aborted) throw error;
-        reason = `cannot reach ${base}: ${networkReason(error)}`;
+        const cause = networkReason(error);
+        reason = `cannot reach ${base}: ${cause}`;
+        if (!answered && NOT_THERE.has(cause)) {
+          throw new ClientError(
+            `${reason}${options.addressHint ? ` (${options.addressHint})` : ''}`,
+            undefined,
+          );
+        }
       }
       const wait = backoff[failures++];
       if (wait === undefined) {
@@ -164,7 +203,17 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
   }
 
   return {
-    submit: (bodyJson, { signal } = {}) => call('POST', '/products/ingestions', bodyJson, signal),
+    // Every attempt of a submission carries the same key, so a retry after a lost answer is a replay.
+    submit: (bodyJson, { signal, idempotencyKey } = {}) =>
+      call(
+        'POST',
+        '/products/ingestions',
+        bodyJson,
+        signal,
+        idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
+      ),
+
+    preview: (bodyJson, { signal } = {}) => call('POST', '/products/ingestions/preview', bodyJson, signal),
 
     async waitUntilTerminal(batchId) {
       for (let wait = poll.first; ; wait = Math.min(poll.max, wait * 2)) {

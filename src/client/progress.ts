@@ -1,3 +1,5 @@
+import { describePositions } from './batches.ts';
+
 /** The running totals of an ingestion, in items. */
 export interface Counts {
   read: number;
@@ -6,12 +8,29 @@ export interface Counts {
   failed: number;
 }
 
-/** Where progress goes: a line per completed batch, or one updating line on a terminal. */
+/** What became of one batch cut from the file, once all of it is settled. */
+export interface BatchReport {
+  /** 1-based order in which the batch was cut from the file. */
+  seq: number;
+  /** The file positions of its items, ascending. */
+  positions: readonly number[];
+  /**
+   * Each part the service accepted, by its batch id and terminal status (a batch refused as a whole
+   * is sent again in halves); `status` is `outcome unknown` when it could not be read.
+   */
+  parts: Array<{ id: string; status: string }>;
+  /** Whether some of its items were not submitted (the run was stopping). */
+  unsent: boolean;
+}
+
+/** Where progress goes: a line per finished batch, in batch order, or one updating line on a terminal. */
 export interface Progress {
   /** Counts changed (an item read, a batch submitted); redraws the line on a terminal. */
   update(counts: Counts): void;
-  /** A batch reached its terminal state and its errors are written. */
-  batchDone(counts: Counts, batch: { seq: number; id: string; status: string }): void;
+  /** The file is read to its end, cut into `count` batches in all. */
+  batchesCut(count: number): void;
+  /** A batch is settled: every part terminal and its errors written, or not sent. */
+  batchDone(counts: Counts, batch: BatchReport): void;
   /** A request is waiting before a retry. */
   retrying(reason: string, waitMs: number): void;
   /** Clears the updating line so that the next output starts on a clean line. */
@@ -30,7 +49,23 @@ export function describeCounts(counts: Counts, startedAt: number): string {
   );
 }
 
-/** Progress on `stream` (stderr); silent when `quiet`. */
+/**
+ * `batch 3 of 12 (positions 2000–2999) 01934f5e-… completed_with_errors`: which batch, and what
+ * became of it. `of 12` once the file has been read to its end.
+ */
+export function describeBatch(batch: BatchReport, total: number | null): string {
+  const of = total === null ? '' : ` of ${total}`;
+  const parts = batch.parts.map((part) => `${part.id} ${part.status}`);
+  if (batch.unsent) parts.push(parts.length === 0 ? 'not submitted' : 'the rest not submitted');
+  // No part accepted and none unsent: the service refused each item on its own.
+  const outcome = parts.join(', ') || 'every item refused';
+  return `batch ${batch.seq}${of} (positions ${describePositions(batch.positions, 3)}) ${outcome}`;
+}
+
+/**
+ * Progress on `stream` (stderr); silent when `quiet`. Batches finish out of order when several are
+ * in flight; their lines are held back until every earlier batch's is out, so they read in file order.
+ */
 export function createProgress(
   stream: NodeJS.WritableStream & { isTTY?: boolean },
   { quiet, startedAt }: { quiet: boolean; startedAt: number },
@@ -38,6 +73,10 @@ export function createProgress(
   const tty = stream.isTTY === true;
   let drawnAt = 0;
   let drawn = false;
+  let total: number | null = null;
+  /** Settled batches whose line waits for an earlier batch, by seq. */
+  const held = new Map<number, BatchReport>();
+  let nextSeq = 1;
 
   const draw = (text: string) => {
     stream.write(`\r\x1b[2K${text}`);
@@ -48,15 +87,28 @@ export function createProgress(
     if (drawn) stream.write('\r\x1b[2K');
     drawn = false;
   };
+  const show = (batch: BatchReport, counts: Counts) => {
+    // A batch of which nothing was sent is named in the run's final report instead.
+    if (batch.parts.length === 0 && batch.unsent) return;
+    const line = `${describeBatch(batch, total)}: ${describeCounts(counts, startedAt)}`;
+    if (tty) draw(line);
+    else stream.write(`${line}\n`);
+  };
 
-  if (quiet) return { update() {}, batchDone() {}, retrying() {}, clear() {} };
+  if (quiet) return { update() {}, batchesCut() {}, batchDone() {}, retrying() {}, clear() {} };
   return {
     update(counts) {
       if (tty && performance.now() - drawnAt >= REDRAW_EVERY_MS) draw(describeCounts(counts, startedAt));
     },
-    batchDone(counts, { seq, id, status }) {
-      if (tty) draw(describeCounts(counts, startedAt));
-      else stream.write(`batch ${seq} ${id} ${status}: ${describeCounts(counts, startedAt)}\n`);
+    batchesCut(count) {
+      total = count;
+    },
+    batchDone(counts, batch) {
+      held.set(batch.seq, batch);
+      for (let next = held.get(nextSeq); next; next = held.get(nextSeq)) {
+        held.delete(nextSeq++);
+        show(next, counts);
+      }
     },
     retrying(reason, waitMs) {
       clear();

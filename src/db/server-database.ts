@@ -14,9 +14,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 /**
  * Opens the server at `url`; with `schema`, every connection works in that schema. `keepOpen`
  * connections are opened before this resolves (or it throws) and never closed for being idle; the
- * rest of the `max` close after `idleMs`. A burst of requests then finds its connections ready:
- * starting a backend costs the server ≈ 12 ms, and a burst of 50 status polls opening ten of them
- * while the worker ran raised the p99 by tens of milliseconds (docs/performance.md). Kept
+ * rest of the `max` close after `idleMs`. A burst of requests then finds its connections ready
+ * rather than waiting for new backends, whose start shows in the status tail. Kept
  * connections that are lost (the server restarted, a backend was terminated) are opened again in the
  * background, retrying every 0.1–5 s while the server is away.
  */

@@ -1,16 +1,25 @@
+import net from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.ts';
-import type { Authorize } from '../auth/authorize.ts';
+import { HTTPS_URL_FORMAT } from '../catalog/product-schema.ts';
+import type { Authorize } from './authorize.ts';
 import type { IngestionService } from '../ingestion/ingestion.service.ts';
+import type { ErrorReports } from '../ingestion/error-reports.service.ts';
+import { errorReportRoutes } from '../ingestion/error-reports.routes.ts';
+import type { PreviewService } from '../ingestion/preview.service.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { ingestionRoutes } from '../ingestion/ingestion.routes.ts';
+import { previewRoutes } from '../ingestion/preview.routes.ts';
 import { catalogRoutes } from '../catalog/catalog.routes.ts';
+import type { WebhookService } from '../webhooks/webhook.service.ts';
+import { webhookRoutes } from '../webhooks/webhook.routes.ts';
 import { healthRoutes, type ReadinessCheck } from '../observability/health.routes.ts';
 import { clientErrorHandler } from './client-error.ts';
+import { dashboardRoute } from './dashboard-route.ts';
 import { frameworkErrorHandler, registerErrorHandler } from './error-handler.ts';
 import { registerJsonBodyParser } from './json-body.ts';
 import { problemPages } from './problem-pages.ts';
@@ -30,10 +39,38 @@ interface BaseDependencies {
 export interface AppDependencies extends BaseDependencies {
   authorize: Authorize;
   ingestion: IngestionService;
+  errorReports: ErrorReports;
+  preview: PreviewService;
   catalog: CatalogService;
+  webhooks: WebhookService;
   readiness: ReadinessCheck[];
   /** Registers further routes (the analyzer's) with the same conventions. */
   extraRoutes?: Array<(app: FastifyInstance) => Promise<void>>;
+}
+
+/**
+ * How long a drain waits, no longer listening, for keep-alive connections to end by themselves.
+ * While closing, Fastify answers every request with `Connection: close`, so a client that goes on
+ * sending ends its connection cleanly after its next answer. Closing an idle connection instead
+ * can cross a request the client is sending on it at that moment (behind a load balancer, a
+ * window of a millisecond or so), and that request fails with a reset. What is left after this
+ * wait is closed: idle connections at once, requests in flight at the drain's deadline (src/server.ts).
+ */
+const IDLE_DRAIN_MS = 3_000;
+
+/** Makes `app`'s close stop listening first and wait up to IDLE_DRAIN_MS for its connections to end. */
+function drainConnectionsOnClose(app: FastifyInstance): void {
+  app.addHook('preClose', async () => {
+    await new Promise<void>((resolve) => {
+      const waited = setTimeout(resolve, IDLE_DRAIN_MS);
+      // net.Server's close, not http.Server's, which would close the idle connections at once too.
+      // Its callback runs once every connection has ended (or at once, if not listening).
+      net.Server.prototype.close.call(app.server, () => {
+        clearTimeout(waited);
+        resolve();
+      });
+    });
+  });
 }
 
 /**
@@ -47,6 +84,9 @@ function createBaseApp({ config, metrics, logger }: BaseDependencies) {
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
+    // Responses are serialized, not validated: the item URL format is only named for the serializer's
+    // Ajv (it compiles the unions of a product view), so it does not warn of an unknown format.
+    serializerOpts: { ajv: { formats: { [HTTPS_URL_FORMAT]: true } } },
     // While draining, requests on open connections are still answered normally (with problem
     // bodies and request ids); the listener is closed, so no new connections arrive.
     return503OnClosing: false,
@@ -73,6 +113,7 @@ function createBaseApp({ config, metrics, logger }: BaseDependencies) {
   registerJsonBodyParser(app);
   registerErrorHandler(app, config.publicBaseUrl);
   metrics.instrument(app);
+  drainConnectionsOnClose(app);
   return app;
 }
 
@@ -111,12 +152,21 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(healthRoutes, { checks: deps.readiness, metrics: deps.metrics });
   await app.register(problemPages);
+  await app.register(dashboardRoute);
   await app.register(ingestionRoutes, {
     ingestion: deps.ingestion,
+    errorReports: deps.errorReports,
+    authorize: deps.authorize,
+    maxBodyBytes: config.maxBodyBytes,
+  });
+  await app.register(errorReportRoutes, { errorReports: deps.errorReports, authorize: deps.authorize });
+  await app.register(previewRoutes, {
+    preview: deps.preview,
     authorize: deps.authorize,
     maxBodyBytes: config.maxBodyBytes,
   });
   await app.register(catalogRoutes, { catalog: deps.catalog, authorize: deps.authorize });
+  await app.register(webhookRoutes, { webhooks: deps.webhooks, authorize: deps.authorize });
   for (const register of deps.extraRoutes ?? []) await app.register(register);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

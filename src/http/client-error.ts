@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { ProblemSlug } from './errors.ts';
+import type { ProblemSlug } from '../errors/app-errors.ts';
 import { pathOfTarget, problemBody } from './problem.ts';
 
 /** What Node's parser reports (a `clientError` event), as Fastify's option types it. */

@@ -1,7 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, NotFoundError, ValidationError, type ProblemSlug } from './errors.ts';
+import { AppError, NotFoundError, ValidationError, type ProblemSlug } from '../errors/app-errors.ts';
 import { instanceOf, problemBody, sendProblem } from './problem.ts';
+import { errorHeaders } from './error-headers.ts';
 import { fieldErrorsFromAjv, type AjvLikeError } from '../validation/field-errors.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailableReason } from '../db/database-unavailable.ts';
 
 /** How a route renders its errors: problem+json (default) or the analysis shape of spec §Errors. */
 export type ErrorShape = 'problem' | 'analysis';
@@ -59,6 +61,13 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
   if (fastifyError.code?.startsWith('FST_') && (fastifyError.statusCode ?? 500) < 500) {
     return new AppError('validation-error', 'The request could not be read.');
   }
+  if (databaseUnavailableReason(error) !== null) {
+    // Read-only, full, restarting or unreachable: nothing was stored, and a retry will do.
+    return new AppError('internal-error', 'The database cannot take this request now; retry later.', {
+      status: 503,
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+    });
+  }
   return new AppError('internal-error', 'The request could not be completed; it has been logged.');
 }
 
@@ -94,7 +103,7 @@ export function frameworkErrorHandler(publicBaseUrl: string) {
 /** Installs the one place where errors become responses; 5xx details stay in the log. */
 export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string): void {
   const render = (request: FastifyRequest, reply: FastifyReply, error: AppError) => {
-    reply.headers(error.headers);
+    reply.headers(errorHeaders(error));
     if (request.routeOptions.config?.errorShape === 'analysis') return sendAnalysisError(reply, error);
     const body = problemBody(publicBaseUrl, error.slug, error.detail, instanceOf(request), error.errors);
     // The response's status, where it is not the slug's own (503 for an unavailable key set).
@@ -104,7 +113,9 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const appError = toAppError(error);
     // An AppError of 5xx (the key set unavailable) is an outage its source has already logged once.
-    if (appError.status >= 500 && !(error instanceof AppError))
+    const unavailable = databaseUnavailableReason(error);
+    if (unavailable !== null) request.log.warn({ reason: unavailable }, 'database unavailable: answered 503');
+    else if (appError.status >= 500 && !(error instanceof AppError))
       request.log.error({ err: error }, 'request failed');
     return render(request, reply, appError);
   });

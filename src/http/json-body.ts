@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { AppError, ValidationError } from './errors.ts';
+import { AppError, UnsupportedContentEncodingError, ValidationError } from '../errors/app-errors.ts';
 import { JsonTooDeepError, outlineJson } from './json-outline.ts';
 
 /** Deepest JSON nesting a body may have (CONTRACT §2); deeper bodies are refused before storage. */
@@ -45,15 +45,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // A compressed body is not decompressed: read as JSON it would be malformed, which it is not.
     const encoding = request.headers['content-encoding']?.trim();
     if (encoding && !/^identity$/i.test(encoding)) {
-      done(
-        new AppError(
-          'unsupported-media-type',
-          `Content-Encoding ${encoding} is not accepted: send the body uncompressed.`,
-          // RFC 9110 §15.5.16: a 415 for a content coding says which codings are accepted.
-          { headers: { 'accept-encoding': 'identity' } },
-        ),
-        undefined,
-      );
+      done(new UnsupportedContentEncodingError(encoding), undefined);
       return;
     }
     // JSON is UTF-8 (RFC 8259); a body declared in another charset would be misread, so refuse it.

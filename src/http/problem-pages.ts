@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { PROBLEMS, NotFoundError, type ProblemSlug } from './errors.ts';
+import { PROBLEMS, NotFoundError, type ProblemSlug } from '../errors/app-errors.ts';
 
 const EXPLANATIONS: Record<ProblemSlug, string> = {
   'validation-error':
@@ -11,9 +11,13 @@ const EXPLANATIONS: Record<ProblemSlug, string> = {
   forbidden:
     'The token is valid but does not allow this operation: it names no tenant, or lacks the scope the operation needs.',
   'not-found': 'There is no such resource for your tenant. Ids of other tenants are answered the same way.',
+  conflict:
+    'The request cannot be applied to the resource as it is now: a limit is reached (at most 10 webhook endpoints per tenant), or it would remove the last of something (delete the product instead of its last variant).',
   'payload-too-large':
     'The request is larger than this operation accepts. A body over the limit answers 413: split the batch (at most 1000 items). Header fields over the server limit (16 KiB) answer 431: send fewer or shorter headers.',
   'unsupported-media-type': 'Request bodies must be JSON: send Content-Type: application/json.',
+  'idempotency-key-mismatch':
+    'This Idempotency-Key was already used, within the last 24 hours, with a different request body. Send the same body to get the first answer again, or use a new key for a new submission.',
   'rate-limited':
     'Your tenant sent too many submissions, or has too many items waiting. Retry after the number of seconds in Retry-After.',
   'internal-error':

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
-import { PROBLEMS, type FieldError, type ProblemSlug } from './errors.ts';
+import { PROBLEMS, type ProblemSlug } from '../errors/app-errors.ts';
+import type { FieldError } from '../validation/item-errors.ts';
 import type { ProblemSchema } from './schemas.ts';
 
 /** The RFC 7807 body of every error of the ingestion and catalog operations (spec: Problem). */

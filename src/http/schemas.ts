@@ -1,18 +1,8 @@
 import type { FastifySchema } from 'fastify';
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
 
-import { FIELD_ERROR_CODES, type FieldErrorCode } from './errors.ts';
+import { FieldErrorSchema } from '../validation/item-errors.ts';
 import { REQUEST_ID_RULE } from './request-id.ts';
-
-/** One field error: in a problem's `errors[]`, and in an item's record on the errors page. */
-export const FieldErrorSchema = Type.Object(
-  {
-    field: Type.String(),
-    code: Type.Unsafe<FieldErrorCode>({ type: 'string', enum: FIELD_ERROR_CODES }),
-    message: Type.String(),
-  },
-  { additionalProperties: false },
-);
 
 /** RFC 7807 problem (spec §Errors), the error body of every ingestion and catalog operation. */
 export const ProblemSchema = Type.Object(
@@ -84,8 +74,10 @@ export const ERROR_DESCRIPTIONS = {
   401: 'Missing or invalid bearer token',
   403: 'Token without a tenant or without the required scope',
   404: 'Not found: an unknown or malformed id, or another tenant’s',
+  409: 'Conflicts with the resource’s current state',
   413: 'Body too large',
   415: 'Body is not uncompressed application/json in UTF-8',
+  422: 'Idempotency-Key already used with a different body (idempotency-key-mismatch)',
   429: 'Tenant rate or backlog limit reached',
 } as const;
 
@@ -98,6 +90,31 @@ export function problemResponses(...statuses: Array<keyof typeof ERROR_DESCRIPTI
   const out: Record<string, unknown> = { default: problem('Unexpected error') };
   for (const status of statuses) out[String(status)] = problem(ERROR_DESCRIPTIONS[status], headers[status]);
   return out;
+}
+
+/** How a route is described: its OpenAPI tags and summary, and what it answers with 200. */
+export interface RouteDoc<T extends TSchema> {
+  tags: string[];
+  summary: string;
+  description: string;
+  answer: T;
+}
+
+/**
+ * The schema of a read: one resource by path id (`params`; 404 for an unknown id or another
+ * tenant's) or one page of a list (`querystring`; 400 for a bad `limit`, `cursor` or filter).
+ */
+export function readSchema<T extends TSchema>(
+  input: { params: TSchema } | { querystring: TSchema },
+  doc: RouteDoc<T>,
+) {
+  const errors = 'params' in input ? problemResponses(401, 403, 404) : problemResponses(400, 401, 403);
+  return {
+    tags: doc.tags,
+    summary: doc.summary,
+    ...input,
+    response: { 200: documented(doc.description, doc.answer), ...errors },
+  };
 }
 
 /**
@@ -125,34 +142,4 @@ export function withRequestId(schema: FastifySchema): FastifySchema {
       ),
     }),
   };
-}
-
-/** `{data, next_cursor}`: one page of a cursor-paginated list. */
-export function Page<T extends TSchema>(item: T, title: string) {
-  return Type.Object(
-    {
-      data: Type.Array(item),
-      next_cursor: Type.Union([Type.String(), Type.Null()], {
-        description: 'Pass as `cursor` for the next page; null on the last page',
-      }),
-    },
-    { additionalProperties: false, title },
-  );
-}
-
-/** `limit` and `cursor`, the query of every paginated list; unknown parameters are refused. */
-export function PageQuery<E extends TProperties = Record<never, never>>(
-  maxLimit: number,
-  defaultLimit: number,
-  extra: E = {} as E,
-) {
-  return Type.Object(
-    {
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit })),
-      // A products cursor carries a 255-character external_id, up to 4 bytes a character, encoded.
-      cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-      ...extra,
-    },
-    { additionalProperties: false },
-  );
 }

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { isAbsoluteUri } from '../validation/uri-format.ts';
+import { addUrlFormats } from '../validation/uri-format.ts';
 
 function createAjv(coerceTypes: boolean): Ajv {
   // allErrors, so a 400 names every wrong field; verbose, so messages can name the enumeration;
@@ -13,7 +13,7 @@ function createAjv(coerceTypes: boolean): Ajv {
     removeAdditional: false,
     strict: false,
   });
-  ajv.addFormat('uri', { type: 'string', validate: isAbsoluteUri });
+  addUrlFormats(ajv);
   return ajv;
 }
 
@@ -84,8 +84,20 @@ function withDecimalIntegers(
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodies = createAjv(false);
   const text = createAjv(true);
-  return ({ schema, httpPart }) =>
-    httpPart === 'body'
-      ? bodies.compile(schema as object)
-      : withDecimalIntegers(schema as object, text.compile(schema as object));
+  return ({ schema, httpPart }) => {
+    if (httpPart === 'body') return bodies.compile(schema as object);
+    const checked = httpPart === 'headers' ? lowerCaseHeaderNames(schema as object) : (schema as object);
+    return withDecimalIntegers(checked, text.compile(checked));
+  };
+}
+
+/**
+ * Node gives header names in lower case; a schema names them as documents do (`Idempotency-Key`).
+ * Fastify lowers them itself only for its own compiler, so this one does it for its copy.
+ */
+function lowerCaseHeaderNames(schema: { properties?: Record<string, unknown>; required?: string[] }) {
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties ?? {}).map(([name, property]) => [name.toLowerCase(), property]),
+  );
+  return { ...schema, properties, required: schema.required?.map((name) => name.toLowerCase()) };
 }

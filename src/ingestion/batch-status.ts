@@ -24,6 +24,11 @@ export const UNFINISHED_STATUSES: readonly BatchStatus[] = BATCH_STATUSES.filter
   (status) => !TERMINAL_STATUSES.includes(status),
 );
 
+/** Each status as a SQL literal (`'processing'`), for statements that name one. */
+export const STATUS_SQL = Object.fromEntries(
+  Object.entries(BATCH_STATUS).map(([name, status]) => [name, `'${status}'`]),
+) as { readonly [K in keyof typeof BATCH_STATUS]: string };
+
 const sqlList = (statuses: readonly BatchStatus[]) =>
   `(${statuses.map((status) => `'${status}'`).join(', ')})`;
 
@@ -40,18 +45,5 @@ export const TERMINAL_SQL = sqlList(TERMINAL_STATUSES);
  * its row: `completed` when nothing failed, `failed` when nothing was written, else
  * `completed_with_errors`.
  */
-export const SETTLED_STATUS_SQL = `CASE WHEN failed = 0 THEN '${BATCH_STATUS.completed}'
-  WHEN upserted = 0 THEN '${BATCH_STATUS.failed}' ELSE '${BATCH_STATUS.completedWithErrors}' END`;
-
-/** The status record of a batch, as the API returns it (spec: batch status record). */
-export interface BatchRecord {
-  batch_id: string;
-  status: BatchStatus;
-  received_count: number;
-  created_at: string;
-  validated_ok: number;
-  validated_failed: number;
-  upserted: number;
-  failed: number;
-  updated_at: string;
-}
+export const SETTLED_STATUS_SQL = `CASE WHEN failed = 0 THEN ${STATUS_SQL.completed}
+  WHEN upserted = 0 THEN ${STATUS_SQL.failed} ELSE ${STATUS_SQL.completedWithErrors} END`;

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.ts';
-import type { FieldError } from '../http/errors.ts';
-import type { BatchRecord, BatchStatus } from './batch-status.ts';
+import type { ItemFailure } from '../validation/item-errors.ts';
+import type { BatchStatus } from './batch-status.ts';
+import type { BatchRecord } from './ingestion.schemas.ts';
 
 /** SQL of the API side of ingestion: storing submissions and reading batches back. */
 
@@ -9,7 +10,7 @@ export interface BatchRow extends BatchRecord {
   tenant_id: string;
   seq: number;
   next_index: number;
-  /** Runs of the worker counted since the batch last made progress (see `startBatchRun`). */
+  /** Runs of the worker counted since the batch last made progress (see `countBatchAttempt`). */
   attempts: number;
 }
 
@@ -132,20 +133,12 @@ export async function listBatches(
   return rows.map(toBatchRow);
 }
 
-/** A failed item of a batch, as the errors page lists it. */
-export interface ItemErrorRow {
-  index: number;
-  errors: FieldError[];
-  external_id: string | null;
-  sku: string | null;
-}
-
 /** Failed items of a batch with an index in (afterIndex, beforeIndex), ascending. */
 export async function listItemErrors(
   db: Queryable,
   query: { tenantId: string; batchId: string; afterIndex: number; beforeIndex: number; limit: number },
-): Promise<ItemErrorRow[]> {
-  return db.query<ItemErrorRow>(
+): Promise<ItemFailure[]> {
+  return db.query<ItemFailure>(
     `SELECT idx AS index, errors, external_id, sku FROM batch_item_errors
      WHERE tenant_id = $1 AND batch_id = $2 AND idx > $3 AND idx < $4
      ORDER BY idx LIMIT $5`,

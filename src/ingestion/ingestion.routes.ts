@@ -1,12 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
-import type { Authorize } from '../auth/authorize.ts';
-import { principalOf } from '../auth/authorize.ts';
+import { principalOf, type Authorize } from '../http/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
-import { ValidationError } from '../http/errors.ts';
-import { documented, problemResponses, RateLimitHeaders } from '../http/schemas.ts';
+import { ValidationError } from '../errors/app-errors.ts';
+import type { FieldError } from '../validation/item-errors.ts';
+import { documented, problemResponses, RateLimitHeaders, readSchema } from '../http/schemas.ts';
+import { rateLimitHeaders } from '../http/error-headers.ts';
 import { envelopeErrorsFromAjv } from '../validation/field-errors.ts';
 import type { IngestionService } from './ingestion.service.ts';
+import type { ErrorReports } from './error-reports.service.ts';
+import { sendErrorsCsv, wantsCsv } from './error-reports.routes.ts';
+import { ErrorsCsvSchema } from './error-reports.schemas.ts';
 import type { Admission } from './rate-limiter.ts';
 import {
   BatchErrorPage,
@@ -15,10 +19,13 @@ import {
   BatchParams,
   BatchStatusRecord,
   ErrorsQuery,
+  IdempotencyKeyHeaders,
+  IdempotentReplayedHeader,
   IngestionAccepted,
   IngestionEnvelope,
   IngestionRequest,
   LocationHeader,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
 } from './ingestion.schemas.ts';
 
 declare module 'fastify' {
@@ -37,37 +44,46 @@ export async function ingestionRoutes(
   app: FastifyInstance,
   {
     ingestion,
+    errorReports,
     authorize,
     maxBodyBytes,
-  }: { ingestion: IngestionService; authorize: Authorize; maxBodyBytes: number },
+  }: {
+    ingestion: IngestionService;
+    errorReports: ErrorReports;
+    authorize: Authorize;
+    maxBodyBytes: number;
+  },
 ): Promise<void> {
   const tags = ['ingestion'];
   app.decorateRequest('admission', null);
 
-  app.post<{ Body: Static<typeof IngestionEnvelope> }>(
+  app.post<{ Body: Static<typeof IngestionEnvelope>; Headers: { 'idempotency-key'?: string } }>(
     '/products/ingestions',
     {
       bodyLimit: maxBodyBytes,
       config: { openapiBody: IngestionRequest, bodyOutline: true },
-      schemaErrorFormatter: (errors) => new ValidationError(envelopeErrorsFromAjv(errors)),
+      schemaErrorFormatter: (errors, part) =>
+        new ValidationError(part === 'headers' ? idempotencyKeyErrors() : envelopeErrorsFromAjv(errors)),
       // Authenticate, then admit against the tenant's limits, both before the body is read.
       onRequest: [
         authorize(SCOPES.ingestionsWrite),
         async (request, reply) => {
           request.admission = await ingestion.admit(principalOf(request).tenantId);
-          reply.headers(request.admission.headers);
+          reply.headers(rateLimitHeaders(request.admission.quota));
         },
       ],
       schema: {
         tags,
         summary: 'Queue a batch of products',
         body: IngestionEnvelope,
+        headers: IdempotencyKeyHeaders,
         response: {
           202: documented('Batch stored; processing continues asynchronously', IngestionAccepted, {
             ...LocationHeader,
             ...RateLimitHeaders,
+            ...IdempotentReplayedHeader,
           }),
-          ...problemResponses(400, 401, 403, 413, 415, 429),
+          ...problemResponses(400, 401, 403, 413, 415, 422, 429),
         },
       },
     },
@@ -79,11 +95,13 @@ export async function ingestionRoutes(
       if (!body) throw new Error('the JSON body parser kept no bytes for a bodyOutline route');
       const { admission } = request;
       if (!admission) throw new Error('a submission reached its handler without an admission');
-      const accepted = await ingestion.submit(tenantId, {
+      const { accepted, replayed } = await ingestion.submit(tenantId, {
         receivedCount: request.body.items.length,
         body,
         admission,
+        idempotencyKey: request.headers['idempotency-key'],
       });
+      if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
     },
   );
@@ -92,15 +110,15 @@ export async function ingestionRoutes(
     '/products/ingestions',
     {
       onRequest: authorize(SCOPES.ingestionsRead),
-      schema: {
-        tags,
-        summary: 'List the tenant’s batches, newest first',
-        querystring: BatchListQuery,
-        response: {
-          200: documented('A page of the tenant’s batches, newest first', BatchPage),
-          ...problemResponses(400, 401, 403),
+      schema: readSchema(
+        { querystring: BatchListQuery },
+        {
+          tags,
+          summary: 'List the tenant’s batches, newest first',
+          description: 'A page of the tenant’s batches, newest first',
+          answer: BatchPage,
         },
-      },
+      ),
     },
     async (request) => {
       const { limit = 20, cursor, status } = request.query;
@@ -112,15 +130,15 @@ export async function ingestionRoutes(
     '/products/ingestions/:batch_id',
     {
       onRequest: authorize(SCOPES.ingestionsRead),
-      schema: {
-        tags,
-        summary: 'Get batch status and progress',
-        params: BatchParams,
-        response: {
-          200: documented('Status record', BatchStatusRecord),
-          ...problemResponses(401, 403, 404),
+      schema: readSchema(
+        { params: BatchParams },
+        {
+          tags,
+          summary: 'Get batch status and progress',
+          description: 'Status record',
+          answer: BatchStatusRecord,
         },
-      },
+      ),
     },
     async (request) => ingestion.getStatus(principalOf(request).tenantId, request.params.batch_id),
   );
@@ -132,18 +150,31 @@ export async function ingestionRoutes(
       schema: {
         tags,
         summary: 'Get the per-item errors of a batch',
+        description:
+          'JSON by default: a page of failed items. With an Accept that ranks text/csv above application/json, ' +
+          'every error of every failed item as one streamed CSV, the query ignored.',
         params: BatchParams,
         querystring: ErrorsQuery,
         response: {
-          200: documented('A page of failed items, by ascending index', BatchErrorPage),
+          200: {
+            description: 'A page of failed items, by ascending index; or all their errors as CSV',
+            content: {
+              'application/json': { schema: BatchErrorPage },
+              'text/csv': { schema: ErrorsCsvSchema },
+            },
+          },
           ...problemResponses(400, 401, 403, 404),
         },
       },
       // The id is resolved before the query is judged (below).
       attachValidation: true,
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenantId } = principalOf(request);
+      // The CSV holds every error, so it has no use for `limit` and `cursor`: the query is ignored.
+      if (wantsCsv(request.headers.accept)) {
+        return sendErrorsCsv(reply, errorReports, tenantId, request.params.batch_id);
+      }
       if (request.validationError) {
         // An id that names none of the caller's batches is 404 whatever the query (CONTRACT §2:
         // never 400), so a bad query cannot tell another tenant's id from an unknown one.
@@ -155,3 +186,15 @@ export async function ingestionRoutes(
     },
   );
 }
+
+/**
+ * A malformed `Idempotency-Key` is named as sent on the wire (CONTRACT §10.2): the only header this
+ * route validates, so any header error is about it.
+ */
+const idempotencyKeyErrors = (): FieldError[] => [
+  {
+    field: 'Idempotency-Key',
+    code: 'invalid_format',
+    message: `Idempotency-Key must be 1–${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (no spaces or control characters).`,
+  },
+];

@@ -1,6 +1,7 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { FullProductIngest } from '../catalog/product-schema.ts';
-import { FieldErrorSchema, Page, PageQuery } from '../http/schemas.ts';
+import { PageQuery, PageSchema } from '../pagination/page.ts';
+import { ItemErrorRecord } from '../validation/item-errors.ts';
 import { BATCH_STATUSES } from './batch-status.ts';
 
 /** Most items one submission may carry. */
@@ -59,20 +60,12 @@ export const BatchStatusRecord = Type.Object(
   { additionalProperties: false, title: 'BatchStatus' },
 );
 
-/** One failed item on the errors page, with all its errors (CONTRACT §7). */
-export const ItemErrorRecord = Type.Object(
-  {
-    index: Type.Integer({ description: 'Index of the item within the batch' }),
-    errors: Type.Array(FieldErrorSchema),
-    external_id: Type.Union([Type.String(), Type.Null()]),
-    sku: Type.Union([Type.String(), Type.Null()]),
-  },
-  { additionalProperties: false, title: 'ItemError' },
-);
+/** The status record of a batch, as the API returns it. */
+export type BatchRecord = Static<typeof BatchStatusRecord>;
 
 /** The errors page and the batch list: `{data, next_cursor}`. */
-export const BatchErrorPage = Page(ItemErrorRecord, 'BatchErrorPage');
-export const BatchPage = Page(BatchStatusRecord, 'BatchPage');
+export const BatchErrorPage = PageSchema(ItemErrorRecord, 'BatchErrorPage');
+export const BatchPage = PageSchema(BatchStatusRecord, 'BatchPage');
 
 /** Path and query parameters of the batch routes; unknown query parameters are refused. */
 export const BatchParams = Type.Object({ batch_id: Type.String() });
@@ -82,3 +75,25 @@ export const BatchListQuery = PageQuery(100, 20, {
     Type.Unsafe<(typeof BATCH_STATUSES)[number]>({ type: 'string', enum: BATCH_STATUSES }),
   ),
 });
+
+/** Longest `Idempotency-Key`. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** The submission's optional `Idempotency-Key` (CONTRACT §10.2): 1–255 visible ASCII characters. */
+export const IdempotencyKeyHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      pattern: `^[\\x21-\\x7E]{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`,
+      description:
+        'Makes a retry safe: the same key with the same body bytes within 24 h answers the first 202 again (Idempotent-Replayed: true) and stores nothing; with another body, 422',
+    }),
+  ),
+});
+
+/** The header of a 202 that repeats the first answer to an Idempotency-Key. */
+export const IdempotentReplayedHeader = {
+  'Idempotent-Replayed': Type.Literal('true', {
+    description:
+      'Present on a replay: this is the first answer to the Idempotency-Key, and no batch was stored now',
+  }),
+};

@@ -1,27 +1,29 @@
+import { createHash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../db/database.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
-import { NotFoundError } from '../http/errors.ts';
-import { decodeCursor, encodeCursor, invalidCursor } from '../http/cursor.ts';
-import { TERMINAL_STATUSES, type BatchRecord, type BatchStatus } from './batch-status.ts';
-import { createBatchReader, UUID } from './batch-reader.ts';
+import { AppError } from '../errors/app-errors.ts';
+import {
+  decodeCursor,
+  decodeTimeCursor,
+  encodeCursor,
+  encodeTimeCursor,
+  invalidCursor,
+} from '../pagination/cursor.ts';
+import { TERMINAL_STATUSES, type BatchStatus } from './batch-status.ts';
+import type { Page } from '../pagination/page.ts';
+import type { ItemFailure } from '../validation/item-errors.ts';
+import { batchOrNotFound, createBatchedStatusReads } from './batched-status-reads.ts';
 import {
   insertBatch,
   insertBatchItems,
   listBatches,
   listItemErrors,
   toBatchRecord,
-  type BatchListPosition,
-  type ItemErrorRow,
 } from './batch.repository.ts';
-import { MAX_ITEMS_PER_BATCH } from './ingestion.schemas.ts';
+import { claimIdempotencyKey } from './idempotency-key.repository.ts';
+import { MAX_ITEMS_PER_BATCH, type BatchRecord } from './ingestion.schemas.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';
-
-/** A page of a cursor-paginated list. */
-export interface Page<T> {
-  data: T[];
-  next_cursor: string | null;
-}
 
 /** Submitting batches and reading their progress; knows nothing of HTTP. */
 export interface IngestionService {
@@ -34,17 +36,20 @@ export interface IngestionService {
    * Stores the batch and all its items and enqueues it, in one transaction, so that once this
    * resolves the batch is durable and will be processed. `body` is the request's JSON, as sent.
    * Throws 429, storing nothing, when the batch would take the backlog past `admission`'s limit.
+   * With an `idempotencyKey` (CONTRACT §10.2) the key is taken in the same transaction; a key the
+   * tenant used in the last 24 hours answers the first answer again (`replayed`, nothing stored)
+   * when the body's bytes are the same, and throws 422 when they are not.
    */
   submit(
     tenantId: string,
-    batch: { receivedCount: number; body: Uint8Array; admission: Admission },
-  ): Promise<{ batch_id: string; received_count: number }>;
+    batch: { receivedCount: number; body: Uint8Array; admission: Admission; idempotencyKey?: string },
+  ): Promise<{ accepted: { batch_id: string; received_count: number }; replayed: boolean }>;
   getStatus(tenantId: string, batchId: string): Promise<BatchRecord>;
   listErrors(
     tenantId: string,
     batchId: string,
     query: { limit: number; cursor?: string },
-  ): Promise<Page<ItemErrorRow>>;
+  ): Promise<Page<ItemFailure>>;
   listBatches(
     tenantId: string,
     query: { limit: number; cursor?: string; status?: BatchStatus },
@@ -60,28 +65,46 @@ export function createIngestionService(deps: {
   onSubmitted?: () => void;
 }): IngestionService {
   const { db, queue } = deps;
-  const readBatch = createBatchReader(db);
+  const readBatch = createBatchedStatusReads(db);
 
-  /** The batch, or 404 for an unknown id, a malformed one or another tenant's: all look alike. */
-  const batchOf = async (tenantId: string, batchId: string) => {
-    const row = await readBatch(tenantId, batchId);
-    if (!row) throw new NotFoundError('No batch with this id.');
-    return row;
-  };
+  const batchOf = (tenantId: string, batchId: string) => batchOrNotFound(readBatch, tenantId, batchId);
 
   return {
     admit: (tenantId) => deps.rateLimiter.admit(tenantId),
 
-    async submit(tenantId, { receivedCount, body, admission }) {
-      const batchId = uuidv7();
-      await db.transaction(async (tx) => {
+    async submit(tenantId, { receivedCount, body, admission, idempotencyKey }) {
+      const accepted = { batch_id: uuidv7(), received_count: receivedCount };
+      // The hash is of the body's bytes as sent: a client retries with the bytes it sent before.
+      const bodySha256 = createHash('sha256').update(body).digest();
+      const first = await db.transaction(async (tx) => {
+        // The key first: a twin's answer needs no room in the backlog, which its own batch now takes.
+        const answered =
+          idempotencyKey === undefined
+            ? null
+            : await claimIdempotencyKey(tx, {
+                tenantId,
+                key: idempotencyKey,
+                bodySha256,
+                response: accepted,
+              });
+        if (answered) return answered;
         await admission.reserve(tx, receivedCount);
-        await insertBatch(tx, { tenantId, batchId, receivedCount });
-        await insertBatchItems(tx, { tenantId, batchId, body });
-        await queue.send({ tenantId, batchId }, { tx });
+        await insertBatch(tx, { tenantId, batchId: accepted.batch_id, receivedCount });
+        await insertBatchItems(tx, { tenantId, batchId: accepted.batch_id, body });
+        await queue.send({ tenantId, batchId: accepted.batch_id }, { tx });
+        return null;
       });
-      deps.onSubmitted?.();
-      return { batch_id: batchId, received_count: receivedCount };
+      if (!first) {
+        deps.onSubmitted?.();
+        return { accepted, replayed: false };
+      }
+      if (!first.bodySha256.equals(bodySha256)) {
+        throw new AppError(
+          'idempotency-key-mismatch',
+          'This Idempotency-Key was used in the last 24 hours with a different body; use a new key for a new submission.',
+        );
+      }
+      return { accepted: first.response, replayed: true };
     },
 
     async getStatus(tenantId, batchId) {
@@ -116,38 +139,18 @@ export function createIngestionService(deps: {
 
     async listBatches(tenantId, { limit, cursor, status }) {
       const scope = 'batches';
-      const before =
-        cursor === undefined ? null : toListPosition(decodeCursor<string>(cursor, scope, 'string'));
+      const position = cursor === undefined ? null : decodeTimeCursor(cursor, scope);
+      const before = position && { createdAt: position.createdAt, batchId: position.id };
       const rows = await listBatches(db, { tenantId, before, limit: limit + 1, status: status ?? null });
       const data = rows.slice(0, limit);
       const last = data.at(-1);
       return {
         data: data.map(toBatchRecord),
         next_cursor:
-          rows.length > limit && last ? encodeCursor(scope, `${last.created_at} ${last.batch_id}`) : null,
+          rows.length > limit && last
+            ? encodeTimeCursor(scope, { createdAt: last.created_at, id: last.batch_id })
+            : null,
       };
     },
   };
-}
-
-const ISO_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/**
- * The position a batch-list cursor holds: the last listed batch's `created_at` and id, both the
- * tenant's own. (A global sequence number would tell a tenant how busy the others are.)
- */
-function toListPosition(position: string): BatchListPosition {
-  const [createdAt = '', batchId = '', ...rest] = position.split(' ');
-  const time = Date.parse(createdAt);
-  if (
-    rest.length > 0 ||
-    !ISO_MILLISECONDS.test(createdAt) ||
-    // Every batch was created after 1970; PostgreSQL refuses some earlier years (0000) outright.
-    !(time >= 0) ||
-    new Date(time).toISOString() !== createdAt ||
-    !UUID.test(batchId)
-  ) {
-    throw invalidCursor();
-  }
-  return { createdAt, batchId };
 }

@@ -1,11 +1,11 @@
 import type { Queryable } from '../db/database.ts';
-import { RateLimitedError } from '../http/errors.ts';
+import { RateLimitedError, type RateLimitQuota } from '../errors/app-errors.ts';
 import { UNFINISHED_SQL } from './batch-status.ts';
 
 /** A submission let in before its body is read: its headers, and the check of its size. */
 export interface Admission {
-  /** The RateLimit-* headers to send with the answer. */
-  headers: Record<string, string>;
+  /** The tenant's quota after this submission, which the answer reports. */
+  quota: RateLimitQuota;
   /**
    * In the transaction that stores the batch, before it writes: waits for the tenant's other
    * submissions to commit, counts the backlog again and throws 429 when `items` more would take a
@@ -17,13 +17,11 @@ export interface Admission {
 
 /** Per-tenant submission limits, kept in PostgreSQL so every API process shares them. */
 export interface RateLimiter {
-  /** Counts one submission of `tenantId`; throws 429 when over a limit already. */
-  admit(tenantId: string): Promise<Admission>;
-}
-
-/** Deletes rate-limit windows that can no longer matter (the worker's sweep calls it). */
-export async function pruneRateLimitWindows(db: Queryable): Promise<void> {
-  await db.query(`DELETE FROM rate_limit_windows WHERE window_start < now() - interval '10 minutes'`);
+  /**
+   * Counts one submission of `tenantId`; throws 429 when over a limit already. `backlog: false`
+   * leaves the backlog out (a preview counts toward the rate but adds no items).
+   */
+  admit(tenantId: string, options?: { backlog?: boolean }): Promise<Admission>;
 }
 
 const WINDOW_SECONDS = 60;
@@ -43,7 +41,7 @@ export function createRateLimiter(
   limits: { perMinute: number; maxPendingItems: number },
 ): RateLimiter {
   return {
-    async admit(tenantId) {
+    async admit(tenantId, { backlog = true } = {}) {
       const rows = await db.query<{ hits: number; reset: number; pending: number }>(
         `WITH w AS (
            INSERT INTO rate_limit_windows (tenant_id, window_start, hits)
@@ -58,27 +56,27 @@ export function createRateLimiter(
         [tenantId],
       );
       const { hits, reset, pending } = rows[0] ?? { hits: 1, reset: WINDOW_SECONDS, pending: 0 };
-      const headers = {
-        'ratelimit-limit': String(limits.perMinute),
-        'ratelimit-remaining': String(Math.max(0, limits.perMinute - hits)),
-        'ratelimit-reset': String(reset),
+      const quota = {
+        limit: limits.perMinute,
+        remaining: Math.max(0, limits.perMinute - hits),
+        resetSeconds: reset,
       };
       if (hits > limits.perMinute) {
         throw new RateLimitedError(
           `At most ${limits.perMinute} submissions per minute per tenant; retry in ${reset} s.`,
-          { ...headers, 'retry-after': String(reset) },
+          { retryAfterSeconds: reset, quota },
         );
       }
       // The backlog drains at the worker's pace; a short wait is the honest hint.
       const backlogFull = (message: string) =>
-        new RateLimitedError(message, { ...headers, 'retry-after': String(BACKLOG_RETRY_SECONDS) });
-      if (pending >= limits.maxPendingItems) {
+        new RateLimitedError(message, { retryAfterSeconds: BACKLOG_RETRY_SECONDS, quota });
+      if (backlog && pending >= limits.maxPendingItems) {
         throw backlogFull(
           `Your tenant has ${pending} items waiting to be processed (limit ${limits.maxPendingItems}); retry shortly.`,
         );
       }
       return {
-        headers,
+        quota,
         async reserve(tx, items) {
           await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('backlog:' || $1, 0))`, [tenantId]);
           const [row] = await tx.query<{ pending: number }>(`SELECT ${PENDING_ITEMS} AS pending`, [tenantId]);

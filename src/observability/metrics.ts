@@ -20,6 +20,13 @@ export interface Metrics {
   itemsSettled: Counter<'outcome'>;
   batchesFinished: Counter<'status'>;
   batchSeconds: Histogram;
+  /** Deletes from the catalog (CONTRACT §10.5), by what was deleted: `product` or `variant`. */
+  catalogDeletes: Counter<'target'>;
+  /** Webhook delivery attempts by outcome: `delivered`, `retry` (another attempt is scheduled), `failed`. */
+  webhookDeliveries: Counter<'outcome'>;
+  webhookAttemptSeconds: Histogram;
+  /** Age of the oldest pending webhook delivery, set by the worker's delivery sweep. */
+  webhookOldestPendingSeconds: Gauge;
   /** Records the duration of every HTTP request by route and status. */
   instrument(app: FastifyInstance): void;
   /**
@@ -31,6 +38,11 @@ export interface Metrics {
   addSource(source: () => Promise<MetricsSnapshot | null>): void;
   /** The Prometheus text of this registry and every source, same-named series summed. */
   render(): Promise<string>;
+}
+
+/** A counter in `registry` with the one label every service counter is split by. */
+function countBy<L extends string>(registry: Registry, label: L, name: string, help: string): Counter<L> {
+  return new Counter({ name, help, labelNames: [label] as const, registers: [registry] });
 }
 
 /** Creates the metrics; `defaults` adds Node's process metrics (off in tests). */
@@ -70,22 +82,45 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
   });
   return {
     registry,
-    itemsSettled: new Counter({
-      name: 'ingestion_items_total',
-      help: 'Batch items settled by the worker, by outcome (upserted or failed)',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
-    batchesFinished: new Counter({
-      name: 'ingestion_batches_total',
-      help: 'Batches that reached a terminal state, by status',
-      labelNames: ['status'] as const,
-      registers: [registry],
-    }),
+    itemsSettled: countBy(
+      registry,
+      'outcome',
+      'ingestion_items_total',
+      'Batch items settled by the worker, by outcome (upserted or failed)',
+    ),
+    batchesFinished: countBy(
+      registry,
+      'status',
+      'ingestion_batches_total',
+      'Batches that reached a terminal state, by status',
+    ),
     batchSeconds: new Histogram({
       name: 'ingestion_batch_duration_seconds',
       help: 'Time from a worker picking a batch up to its terminal state',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    catalogDeletes: countBy(
+      registry,
+      'target',
+      'catalog_deletes_total',
+      'Products and variants deleted from the catalog through the API, by target',
+    ),
+    webhookDeliveries: countBy(
+      registry,
+      'outcome',
+      'webhook_deliveries_total',
+      'Webhook delivery attempts by outcome: delivered, retry (another attempt is scheduled) or failed',
+    ),
+    webhookAttemptSeconds: new Histogram({
+      name: 'webhook_attempt_duration_seconds',
+      help: 'Time from sending a webhook request to its answer (or the failure to get one)',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers: [registry],
+    }),
+    webhookOldestPendingSeconds: new Gauge({
+      name: 'webhook_oldest_pending_delivery_seconds',
+      help: 'Age of the oldest webhook delivery not yet delivered or failed (0 when none is pending)',
       registers: [registry],
     }),
     instrument(app) {

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import PgBoss from 'pg-boss';
 import { DEFAULT_WORKER_POLL_MS } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
@@ -9,6 +10,20 @@ import type { Database, Queryable } from '../db/database.ts';
  * its tenant already being drained ends at once, and the loop fetches the next without sleeping.
  */
 export const INGEST_QUEUE = 'ingest-batch';
+
+/**
+ * The queue of webhook delivery attempts (CONTRACT §10.1). A job only says "this delivery may be
+ * due": the delivery's row is the truth (the outbox), and the dispatcher's sweep sends a job again
+ * for any due delivery nobody attempts, so jobs need no retries of their own. Deduplicated per
+ * delivery while queued, so the sweep can send without asking what is already waiting.
+ */
+export const DELIVERY_QUEUE = 'webhook-delivery';
+
+/** A delivery job: ids only. */
+export interface DeliveryJob {
+  tenantId: string;
+  deliveryId: string;
+}
 
 /** A job carries ids only; the batch itself lives in the database. */
 export interface IngestJob {
@@ -38,9 +53,16 @@ export interface JobQueue {
    * Wakes this process's idle polling loops, so a job sent here starts now rather than at the next
    * poll (up to the polling interval later). Other processes still find it by polling.
    */
-  nudge(): void;
+  wake(): void;
   /** Starts `concurrency` polling loops that hand jobs to `handler` one at a time each. */
   work(concurrency: number, handler: (job: IngestJob) => Promise<void>): Promise<void>;
+  /**
+   * Enqueues an attempt of a webhook delivery unless one is already waiting, and wakes this
+   * process's delivery loops.
+   */
+  sendDelivery(job: DeliveryJob): Promise<void>;
+  /** Starts `concurrency` loops that hand delivery jobs to `handler`, as {@link JobQueue.work} does. */
+  workDeliveries(concurrency: number, handler: (job: DeliveryJob) => Promise<void>): Promise<void>;
   /**
    * Whether the queue can hand out jobs: not stopped, and its own table answers with this service's
    * queue (one read by primary key, cheap enough for every readiness probe).
@@ -50,16 +72,48 @@ export interface JobQueue {
   stop(timeoutMs: number): Promise<void>;
 }
 
-/** pg-boss's database adapter: PGlite and transactions run multi-statement SQL through `exec`. */
-function adapterFor(db: Queryable, isClosed: () => boolean = () => false) {
+/** pg-boss's statements, to tell its job completions from its other writes (no types ship for them). */
+const plans = createRequire(import.meta.url)('pg-boss/src/plans.js') as {
+  completeJobs(schema: string): string;
+  failJobsById(schema: string): string;
+};
+
+/**
+ * pg-boss's database adapter: PGlite and transactions run multi-statement SQL through `exec`.
+ * pg-boss completes and fails a worker's jobs without awaiting the write (pg-boss 10,
+ * `manager.work`): one the database refuses (read-only, restarting) would be an unhandled
+ * rejection, which ends the process. Such a completion is reported to `onUnawaited` and dropped
+ * instead: the job stays active until it expires, and its retry finds the work done.
+ */
+function adapterFor(
+  db: Queryable,
+  {
+    isClosed = () => false,
+    schema,
+    onUnawaited,
+  }: {
+    isClosed?: () => boolean;
+    schema?: string;
+    onUnawaited?: (error: unknown) => void;
+  } = {},
+) {
+  const unawaited = schema ? new Set([plans.completeJobs(schema), plans.failJobsById(schema)]) : new Set();
+  const run = async (text: string, values?: unknown[]) => {
+    if (values && values.length > 0) return { rows: await db.query(text, values) };
+    // pg-boss sends its DDL and locked sections as one multi-statement string without parameters.
+    return { rows: await db.exec(text) };
+  };
+  // What pg-boss reads of a completion's answer: how many jobs it changed (none, when dropped).
+  const dropped = { rows: [{ count: 0 }] };
   return {
     async executeSql(text: string, values?: unknown[]) {
-      // pg-boss completes jobs without awaiting the write; one that lands after stop() finds the
-      // database closed. Dropping it is safe: the job expires and its retry finds the work done.
-      if (isClosed()) return { rows: [] };
-      if (values && values.length > 0) return { rows: await db.query(text, values) };
-      // pg-boss sends its DDL and locked sections as one multi-statement string without parameters.
-      return { rows: await db.exec(text) };
+      if (!unawaited.has(text)) return isClosed() ? { rows: [] } : run(text, values);
+      // A completion that lands after stop() finds the database closed: dropped as well.
+      if (isClosed()) return dropped;
+      return run(text, values).catch((error: unknown) => {
+        onUnawaited?.(error);
+        return dropped;
+      });
     },
   };
 }
@@ -108,7 +162,8 @@ export async function startJobQueue(
     maintenanceIntervalSeconds?: number;
     /**
      * Told of pg-boss's own failures, which it retries by itself: its maintenance runs (expiry of
-     * dead workers' jobs, archiving). A failed fetch is not one: pg-boss drops it and polls again.
+     * dead workers' jobs, archiving), and the completions of jobs the database refused (the job
+     * then expires and is retried). A failed fetch is not one: pg-boss drops it and polls again.
      */
     onError?: (error: unknown) => void;
   } = {},
@@ -116,8 +171,9 @@ export async function startJobQueue(
   let closed = false;
   let stopping = false;
   const workerIds: string[] = [];
+  const deliveryWorkerIds: string[] = [];
   const boss = new PgBoss({
-    db: adapterFor(db, () => closed),
+    db: adapterFor(db, { isClosed: () => closed, schema, onUnawaited: (error) => onError(error) }),
     schema,
     supervise: true,
     schedule: false,
@@ -138,6 +194,13 @@ export async function startJobQueue(
         retryBackoff: true,
         expireInSeconds: JOB_EXPIRE_SECONDS,
       });
+      await boss.createQueue(DELIVERY_QUEUE, {
+        name: DELIVERY_QUEUE,
+        // `short`: at most one queued job per singleton key (the delivery id).
+        policy: 'short',
+        retryLimit: 0,
+        expireInSeconds: JOB_EXPIRE_SECONDS,
+      });
     })
     .catch(async (error: unknown) => {
       // A started pg-boss keeps polling and supervising: a failed start must not leave it behind.
@@ -145,6 +208,31 @@ export async function startJobQueue(
       throw error;
     });
   if (!setUp) throw new Error('Could not take the job queue set-up lock within 120 s');
+
+  /** Starts `concurrency` loops on `queue`, each handing one job at a time to `handler`. */
+  const workLoops = async <T extends object>(
+    queue: string,
+    concurrency: number,
+    handler: (job: T) => Promise<void>,
+  ): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let i = 0; i < concurrency; i++) {
+      const id: string = await boss.work<T>(
+        queue,
+        { pollingIntervalSeconds, batchSize: 1 },
+        async ([job]) => {
+          try {
+            if (job) await handler(job.data);
+          } finally {
+            // Fetch again at once after a job rather than sleeping out the polling interval.
+            boss.notifyWorker(id);
+          }
+        },
+      );
+      ids.push(id);
+    }
+    return ids;
+  };
 
   return {
     schema,
@@ -155,23 +243,16 @@ export async function startJobQueue(
       await boss.send(INGEST_QUEUE, job as unknown as object, options);
     },
     async work(concurrency, handler) {
-      for (let i = 0; i < concurrency; i++) {
-        const id: string = await boss.work<IngestJob>(
-          INGEST_QUEUE,
-          { pollingIntervalSeconds, batchSize: 1 },
-          async ([job]) => {
-            try {
-              if (job) await handler(job.data);
-            } finally {
-              // Fetch again at once after a job rather than sleeping out the polling interval.
-              boss.notifyWorker(id);
-            }
-          },
-        );
-        workerIds.push(id);
-      }
+      workerIds.push(...(await workLoops(INGEST_QUEUE, concurrency, handler)));
     },
-    nudge() {
+    async sendDelivery(job) {
+      await boss.send(DELIVERY_QUEUE, job as unknown as object, { singletonKey: job.deliveryId });
+      for (const id of deliveryWorkerIds) boss.notifyWorker(id);
+    },
+    async workDeliveries(concurrency, handler) {
+      deliveryWorkerIds.push(...(await workLoops(DELIVERY_QUEUE, concurrency, handler)));
+    },
+    wake() {
       for (const id of workerIds) boss.notifyWorker(id);
     },
     async isReady() {

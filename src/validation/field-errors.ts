@@ -1,5 +1,7 @@
-import { HTTPS_PATTERN } from '../catalog/product-schema.ts';
-import type { FieldError } from '../http/errors.ts';
+import { HTTPS_URL_FORMAT } from '../catalog/product-schema.ts';
+import { isAbsoluteUri } from './uri-format.ts';
+import type { FieldError } from './item-errors.ts';
+import { suggestEnumValue } from './enum-suggestion.ts';
 
 /** The part of an Ajv error this module reads (Ajv and Fastify's validation errors both fit). */
 export interface AjvLikeError {
@@ -61,22 +63,25 @@ function mapError(error: AjvLikeError): FieldError | null {
     case 'enum': {
       const description = error.parentSchema?.description;
       const name = typeof description === 'string' ? description : undefined;
+      const allowed = Array.isArray(p.allowedValues) ? (p.allowedValues as unknown[]) : [];
+      const meant = suggestEnumValue(error.data, allowed);
+      const hint = meant === null ? '.' : `; did you mean ${JSON.stringify(meant)}?`;
       return {
         field: path,
         code: 'invalid_value',
-        message: `${label} must be one of the ${name ?? 'allowed'} values (exact, case-sensitive).`,
+        message: `${label} must be one of the ${name ?? 'allowed'} values (exact, case-sensitive)${hint}`,
       };
     }
     case 'format':
+      if (p.format === HTTPS_URL_FORMAT && typeof error.data === 'string' && isAbsoluteUri(error.data)) {
+        return { field: path, code: 'https_required', message: `${label} must use https.` };
+      }
       return {
         field: path,
         code: 'invalid_format',
         message: `${label} must be an absolute URL with a host, in URI syntax (RFC 3986; escape other characters as %XX).`,
       };
     case 'pattern':
-      if (p.pattern === HTTPS_PATTERN) {
-        return { field: path, code: 'https_required', message: `${label} must use https.` };
-      }
       return { field: path, code: 'invalid_format', message: `${label} must not be blank.` };
     case 'minLength':
       return { field: path, code: 'invalid_format', message: `${label} must not be empty.` };
@@ -88,11 +93,6 @@ function mapError(error: AjvLikeError): FieldError | null {
       };
     case 'minimum':
     case 'exclusiveMinimum':
-      return {
-        field: path,
-        code: 'out_of_range',
-        message: `${label} must be ${String(p.comparison)} ${String(p.limit)}.`,
-      };
     case 'maximum':
     case 'exclusiveMaximum':
       return {

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import { MAX_STRING_LENGTH } from '../catalog/product-schema.ts';
+import type { Ajv } from 'ajv';
+import { HTTPS_URL_FORMAT, MAX_STRING_LENGTH } from '../catalog/product-schema.ts';
 
 // RFC 3986 §3, ASCII only. Each part is a run of the characters it may hold (unreserved, sub-delims,
 // the delimiters it allows, or a %XX escape), and no two adjacent runs share a character that could
@@ -32,7 +33,7 @@ const WEB_SCHEME = /^https?:/i;
  * a host. White space, `<>"{}|\^\``, a `%` not followed by two hex digits, a second `#` or any
  * non-ASCII character make a value none (an IRI's characters must be percent-encoded, and a host
  * name in Unicode given in its `xn--` form); an IPv6 literal must be an address. A valid URI of
- * another scheme (`ftp://…`, `mailto:…`) passes, to be refused as not https by the schema's pattern.
+ * another scheme (`ftp://…`, `mailto:…`) passes; format `https-url` refuses it as not https.
  * Over-long values are refused before any test.
  */
 export function isAbsoluteUri(value: string): boolean {
@@ -43,4 +44,14 @@ export function isAbsoluteUri(value: string): boolean {
   if (host === '') return !WEB_SCHEME.test(value);
   // The pattern only shapes an IPv6 literal; the address parser knows which are addresses.
   return host.startsWith('[') && !/^\[v/i.test(host) ? isIP(host.slice(1, -1)) === 6 : true;
+}
+
+/** Format `https-url` of item URLs: an absolute URI (see {@link isAbsoluteUri}) whose scheme is https. */
+export const isHttpsUrl = (value: string): boolean => /^https:/i.test(value) && isAbsoluteUri(value);
+
+/** Registers the service's URL formats, `uri` and `https-url`, on an Ajv instance. */
+export function addUrlFormats(ajv: Ajv): Ajv {
+  ajv.addFormat('uri', { type: 'string', validate: isAbsoluteUri });
+  ajv.addFormat(HTTPS_URL_FORMAT, { type: 'string', validate: isHttpsUrl });
+  return ajv;
 }

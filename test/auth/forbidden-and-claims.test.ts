@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { JWTPayload } from 'jose';
 import { ALL_SCOPES, startTestServices, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
-import { assertProblem } from '../helpers/api-assertions.ts';
+import { assertProblem } from '../helpers/assertions.ts';
 import {
   anyCtx,
   assertUnauthorized,
@@ -77,7 +77,11 @@ void describe('403 forbidden: tenant claim and scopes', () => {
         {},
       ];
       for (const claims of lacking) {
-        const token = await svc.token(tenant, { scope: '', claims });
+        const token = await sign(new TextEncoder().encode(svc.secret), {
+          tenant_id: tenant,
+          scope: '',
+          ...claims,
+        });
         const res = await endpoint.call(svc, ctx, bearer(token));
         assertProblem(res, { slug: 'forbidden', instance: endpoint.path(ctx) });
       }
@@ -88,7 +92,11 @@ void describe('403 forbidden: tenant claim and scopes', () => {
         { scp: ['other', endpoint.scope] },
       ];
       for (const claims of holding) {
-        const token = await svc.token(tenant, { scope: '', claims });
+        const token = await sign(new TextEncoder().encode(svc.secret), {
+          tenant_id: tenant,
+          scope: '',
+          ...claims,
+        });
         const res = await endpoint.call(svc, ctx, bearer(token));
         assert.equal(res.statusCode, endpoint.ok, `${JSON.stringify(claims)}: ${res.body}`);
       }

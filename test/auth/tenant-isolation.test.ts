@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
-import { assertNothingStored, assertProblem, fieldCodes, ingest } from '../helpers/api-assertions.ts';
+import { assertNothingStored, assertProblem, fieldCodes, ingestAndRead } from '../helpers/assertions.ts';
 import { bearer, ENDPOINTS, tenantWithData } from '../helpers/auth-fixtures.ts';
 
 /** The tenant comes from the token alone: nothing of one tenant is visible or writable to another. */
@@ -56,7 +56,7 @@ void describe('tenant isolation', () => {
     const token = await svc.token(tenant);
     const longest = '\u{1d11e}'.repeat(255);
     const item = product({ external_id: longest, variants: [variant({ sku: longest })] });
-    const { final, errors } = await ingest(svc, token, [item]);
+    const { final, errors } = await ingestAndRead(svc, token, [item]);
     assert.deepEqual([final.status, final.upserted, errors], ['completed', 1, []]);
     const res = await svc.request({ method: 'GET', url: `/products/${encodeURIComponent(longest)}`, token });
     assert.equal(res.statusCode, 200);
@@ -67,7 +67,7 @@ void describe('tenant isolation', () => {
     const a = await svc.token(svc.tenant('a'));
     const victim = svc.tenant('victim');
     const item = product({ tenant_id: victim });
-    const { final, errors } = await ingest(svc, a, [item]);
+    const { final, errors } = await ingestAndRead(svc, a, [item]);
     assert.equal(final.status, 'failed');
     assert.deepEqual(
       errors.map((r) => [r.index, r.external_id, fieldCodes(r.errors)]),

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { sign } from '../helpers/auth-fixtures.ts';
 import { createTokenVerifier } from '../../src/auth/verify-token.ts';
-import { ForbiddenError, UnauthorizedError } from '../../src/http/errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../../src/errors/app-errors.ts';
 
 /** The verifier's cache of verified tokens, on a clock the tests move; no service is started. */
 
@@ -18,9 +18,8 @@ void describe('verified tokens are remembered, not trusted past their exp', () =
   };
   const START = Date.UTC(2020, 0, 1);
   const tokenUntil = (expSeconds: number, scope = 'ingestions:read') =>
-    new SignJWT({ tenant_id: 'acme', scope, exp: expSeconds })
-      .setProtectedHeader({ alg: 'HS256' })
-      .sign(secret);
+    // No iat: the verifier's clock is the test's, years before the real one.
+    sign(secret, { iat: undefined, tenant_id: 'acme', scope, exp: expSeconds });
   const rejection = (promise: Promise<unknown>) =>
     promise.then(
       () => assert.fail('the token was accepted'),
@@ -47,9 +46,12 @@ void describe('verified tokens are remembered, not trusted past their exp', () =
   }
 
   void test('a token without exp is valid (RFC 7519 makes it optional), unless requireExp is set', async () => {
-    const token = await new SignJWT({ tenant_id: 'acme', scope: 'ingestions:read' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .sign(secret);
+    const token = await sign(secret, {
+      iat: undefined,
+      exp: undefined,
+      tenant_id: 'acme',
+      scope: 'ingestions:read',
+    });
     const { clock, check } = verifierAt(START);
     const principal = { tenantId: 'acme', scopes: new Set(['ingestions:read']) };
     assert.deepEqual(await check(`Bearer ${token}`, 'ingestions:read'), principal);
@@ -78,9 +80,7 @@ void describe('verified tokens are remembered, not trusted past their exp', () =
       now: () => clock.now,
       cacheTtlMs: 60_000,
     });
-    const header = `Bearer ${await new SignJWT({ tenant_id: 'acme', scope: 'ingestions:read' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .sign(ownSecret)}`;
+    const header = `Bearer ${await sign(ownSecret, { iat: undefined, exp: undefined, tenant_id: 'acme', scope: 'ingestions:read' })}`;
     assert.equal((await check(header, 'ingestions:read')).tenantId, 'acme');
     ownSecret.fill(0);
     clock.now += 59_999;
@@ -102,14 +102,13 @@ void describe('verified tokens are remembered, not trusted past their exp', () =
 
   void test('a refused token is not remembered: one refused before its nbf is admitted after it', async () => {
     const { clock, check } = verifierAt(START);
-    const header = `Bearer ${await new SignJWT({
+    const header = `Bearer ${await sign(secret, {
+      iat: undefined,
       tenant_id: 'acme',
       scope: 'ingestions:read',
       nbf: START / 1000 + 30,
       exp: START / 1000 + 3600,
-    })
-      .setProtectedHeader({ alg: 'HS256' })
-      .sign(secret)}`;
+    })}`;
     const early = await rejection(check(header, 'ingestions:read'));
     assert.ok(early instanceof UnauthorizedError);
     assert.equal(early.message, 'The bearer token\'s "nbf" claim is not acceptable.');

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CryptoKey } from 'jose';
 import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
-import { assertProblem } from '../helpers/api-assertions.ts';
+import { assertProblem } from '../helpers/assertions.ts';
 import {
   anyCtx,
   assertUnauthorized,

@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ingest, readErrorLines, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
+
+/** A loopback port nothing listens on: bound by the system, then closed. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 void describe('npm run ingest against a running service', () => {
   let service: CliService;
@@ -48,9 +58,18 @@ void describe('npm run ingest against a running service', () => {
         `^2500 items: 2496 upserted, 4 failed \\(errors in ${errorsPath.replace(/\./g, '\\.')}\\), \\d+\\.\\d s$`,
       ),
     );
-    assert.equal(
-      output.filter((line) => /^batch \d \S+ completed(_with_errors)?: read \d+, /.test(line)).length,
-      3,
+    // A line per batch, in batch order, naming the positions it holds (a blank line is no item);
+    // `of 3` once the file was read to its end, which depends on timing.
+    assert.deepEqual(
+      output
+        .filter((line) => line.startsWith('batch '))
+        .map((line) =>
+          /^batch (\d)(?: of 3)? (\(positions [^)]+\)) \S+ completed(?:_with_errors)?: read \d+, /
+            .exec(line)
+            ?.slice(1, 3)
+            .join(' '),
+        ),
+      ['1 (positions 0–999)', '2 (positions 1000–1799, 1801–2000)', '3 (positions 2001–2499)'],
     );
     const errorLines = await readErrorLines(errorsPath);
     assert.equal(errorLines.length, 4);
@@ -96,12 +115,48 @@ void describe('npm run ingest against a running service', () => {
   void test('a bad token: exit 1 with a clear message, nothing submitted', async () => {
     const file = path.join(dir, 'small.jsonl');
     await fs.writeFile(file, `${JSON.stringify(product())}\n`);
-    const run = await ingest([file, '--url', url, '--token', 'not-a-jwt']);
+    const run = await ingest([file, '--url', url], { INGEST_TOKEN: 'not-a-jwt' });
     assert.equal(run.code, 1);
     assert.equal(
       run.stderr.split('\n').slice(0, 2).join('\n'),
       'ingest: the service refused the token: 401 The bearer token is malformed.\nNo item was submitted.',
     );
+  });
+
+  void test('--token works but warns on stderr that it shows the token; INGEST_TOKEN does not warn', async () => {
+    const tenant = `cli-${randomUUID()}`;
+    const token = await service.token(tenant, 'ingestions:write ingestions:read');
+    const file = path.join(dir, 'warn.jsonl');
+    await fs.writeFile(file, `${JSON.stringify(product())}\n`);
+    const flagged = await ingest([file, '--url', url, '--token', token, '--quiet']);
+    assert.equal(flagged.code, 0, flagged.stderr);
+    assert.equal(
+      flagged.stderr.split('\n')[0],
+      'ingest: warning: --token puts the token on the command line, where npm run echoes it (unless -s) ' +
+        'and ps shows it; prefer INGEST_TOKEN=… npm run -s ingest -- …',
+    );
+    assert.doesNotMatch(flagged.stderr, new RegExp(token.replace(/\./g, '\\.')));
+    const fromEnv = await ingest([file, '--url', url, '--quiet'], { INGEST_TOKEN: token });
+    assert.equal(fromEnv.code, 0, fromEnv.stderr);
+    assert.match(fromEnv.stderr, /^1 item: 1 upserted, 0 failed, \d+\.\d s\n$/);
+  });
+
+  void test('nothing listening at --url on the first request: exit 1 at once, with a hint about --url', async () => {
+    const file = path.join(dir, 'nowhere.jsonl');
+    await fs.writeFile(file, `${JSON.stringify(product())}\n`);
+    const closed = await closedPort();
+    const started = performance.now();
+    const run = await ingest([file, '--url', `http://127.0.0.1:${closed}`], { INGEST_TOKEN: 't' });
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(
+      run.stderr.split('\n').slice(0, 2).join('\n'),
+      `ingest: cannot reach http://127.0.0.1:${closed}: ECONNREFUSED (is the service running there? ` +
+        'Give its address with --url (default http://127.0.0.1:3000))\nNo item was submitted.',
+    );
+    assert.doesNotMatch(run.stderr, /retrying/);
+    // Retrying would take over 60 s; a fresh process with tsx takes a few.
+    assert.ok(seconds < 10, `took ${seconds.toFixed(1)} s`);
   });
 
   void test('bad arguments: exit 1 with the usage', async () => {

@@ -8,7 +8,7 @@ const USAGE = `usage: npm run token -- --tenant <tenant> [options]
   --tenant <tenant>      the tenant the token is for (its tenant_id claim)
   --scope "<scopes>"     space-separated scopes (default: all of them)
   --ttl <seconds>        lifetime (default 3600)
-Scopes: ingestions:write ingestions:read catalog:read analysis:run.
+Scopes: ingestions:write ingestions:read catalog:read analysis:run catalog:write webhooks:manage.
 Signs with AUTH_JWT_SECRET, else with the development secret in DATA_DIR (created if missing).
 `;
 

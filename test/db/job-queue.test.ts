@@ -63,9 +63,9 @@ function countingEmptyFetches(db: Database): { db: Database; emptyFetches: () =>
   return { db: watched, emptyFetches: () => empty };
 }
 
-void test('nudge() starts a job sent while the loop sleeps out its polling interval', async () => {
+void test('wake() starts a job sent while the loop sleeps out its polling interval', async () => {
   const { db, emptyFetches } = countingEmptyFetches(svc.service.db);
-  // The service's own queue schema (already created), polled rarely: only a nudge starts a job early.
+  // The service's own queue schema (already created), polled rarely: only a wake starts a job early.
   queue = await startJobQueue(db, { schema: svc.service.queue.schema, pollingIntervalSeconds: 30 });
   const handled: IngestJob[] = [];
   const first: IngestJob = { tenantId: 'tenant-a', batchId: 'batch-1' };
@@ -84,13 +84,13 @@ void test('nudge() starts a job sent while the loop sleeps out its polling inter
   assert.equal(
     await holdsWithin(1_500, () => handled.length === 2),
     false,
-    'the sleeping loop took a job without a nudge',
+    'the sleeping loop took a job without a wake',
   );
-  queue.nudge();
+  queue.wake();
   assert.equal(
     await holdsWithin(5_000, () => handled.length === 2),
     true,
-    'the nudged loop did not take the job',
+    'the woken loop did not take the job',
   );
   assert.deepEqual(handled, [first, second]);
 });
@@ -109,6 +109,54 @@ void test("pg-boss's own failures reach onError instead of vanishing", async () 
   failing = true;
   assert.equal(await holdsWithin(10_000, () => errors.length > 0), true, 'no error was reported');
   assert.equal((errors[0] as Error).message, 'connection to the database was lost');
+});
+
+void test('a job completion the database refuses is reported, not an unhandled rejection', async () => {
+  // pg-boss completes and fails jobs without awaiting the write: on a read-only database the
+  // rejection went unhandled, which ends a Node process.
+  // The first test's loop would take jobs too: only this test's loop may.
+  await queue?.stop(1_000);
+  queue = undefined;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    let refusing = false;
+    const readOnly = () =>
+      Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' });
+    const db = interceptQueries(svc.service.db, (run, text) =>
+      refusing && /SET completed_on|DELETE FROM/.test(text) ? Promise.reject(readOnly()) : run(),
+    );
+    const errors: unknown[] = [];
+    const refused = await startJobQueue(db, {
+      schema: svc.service.queue.schema,
+      onError: (error) => errors.push(error),
+    });
+    const handled: string[] = [];
+    try {
+      await refused.work(1, async (job) => {
+        handled.push(job.tenantId);
+        refusing = true;
+        if (job.tenantId === 'refused-fail') throw new Error('the handler failed');
+      });
+      for (const tenantId of ['refused-complete', 'refused-fail']) {
+        refusing = false;
+        const before = errors.length;
+        await refused.send({ tenantId, batchId: null });
+        refused.wake();
+        assert.equal(await holdsWithin(10_000, () => errors.length > before), true, `${tenantId}: no report`);
+        assert.equal((errors[errors.length - 1] as { code?: string }).code, '25006');
+      }
+      assert.deepEqual(handled, ['refused-complete', 'refused-fail']);
+      await sleep(200);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      refusing = false;
+      await refused.stop(1_000);
+    }
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
 });
 
 void test('a queue whose set-up fails stops pg-boss instead of leaving it polling', async () => {

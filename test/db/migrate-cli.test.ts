@@ -7,7 +7,7 @@ import path from 'node:path';
 import { runCli } from '../helpers/ingest-cli.ts';
 import { dropServiceSchema } from '../helpers/server-schema.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { INGEST_QUEUE } from '../../src/queue/job-queue.ts';
+import { DELIVERY_QUEUE, INGEST_QUEUE } from '../../src/queue/job-queue.ts';
 
 /**
  * `npm run migrate` alone (CONTRACT §1: migrations "can be run alone") leaves a database the
@@ -53,7 +53,7 @@ void test('npm run migrate applies every migration and sets up the job queue, th
     const queues = await db.query<{ name: string }>(`SELECT name FROM ${queueSchema}.queue ORDER BY name`);
     assert.deepEqual(
       queues.map((queue) => queue.name),
-      [INGEST_QUEUE],
+      [INGEST_QUEUE, DELIVERY_QUEUE],
     );
     const batches = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM batches');
     assert.deepEqual(batches, [{ n: 0 }]);

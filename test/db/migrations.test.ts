@@ -4,7 +4,7 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { storeBatch } from '../helpers/stored-batch.ts';
 import { readMigrations } from '../../src/db/migrate.ts';
-import { mergeImages, type StoredImage } from '../../src/catalog/merge-items.ts';
+import { mergeImages, type MergedImage } from '../../src/catalog/merge-items.ts';
 
 /**
  * What the migrations leave behind that a client cannot see: how batch bodies are stored, the
@@ -147,12 +147,12 @@ void describe('migration 006: the trigger that records when a batch ends', () =>
 });
 
 /** Images as the catalog shows them: a stored image without an angle has a null one. */
-const shown = (images: readonly StoredImage[]) =>
+const shown = (images: readonly MergedImage[]) =>
   images.map(({ url, angle }) => ({ url, angle: angle ?? null }));
 
 /** `merge_images(stored, patch)` for each pair, in one statement. */
-async function mergedInSql(pairs: ReadonlyArray<[StoredImage[], StoredImage[]]>): Promise<StoredImage[][]> {
-  const rows = await svc.service.db.query<{ merged: StoredImage[] }>(
+async function mergedInSql(pairs: ReadonlyArray<[MergedImage[], MergedImage[]]>): Promise<MergedImage[][]> {
+  const rows = await svc.service.db.query<{ merged: MergedImage[] }>(
     `SELECT merge_images((e.pair -> 'stored')::jsonb, (e.pair -> 'patch')::jsonb) AS merged
      FROM json_array_elements($1::json) WITH ORDINALITY AS e(pair, n)
      ORDER BY e.n`,
@@ -178,7 +178,7 @@ void describe('migration 005: merge_images, how the variants upsert merges image
   const c = 'https://cdn.example/c.jpg';
 
   void test('updates known urls in place, appends new ones in order, keeps unsent ones', async () => {
-    const cases: Array<[StoredImage[], StoredImage[], StoredImage[]]> = [
+    const cases: Array<[MergedImage[], MergedImage[], MergedImage[]]> = [
       // No images sent: the stored ones stay, whatever they are.
       [[], [], []],
       [[{ url: a, angle: 1 }], [], [{ url: a, angle: 1 }]],
@@ -226,11 +226,11 @@ void describe('migration 005: merge_images, how the variants upsert merges image
   void test('a run of patches folded together, then merged in SQL, gives what merging them one by one gives', async () => {
     const next = random(20261125);
     const urls = Array.from({ length: 6 }, (_, i) => `https://cdn.example/${i}.jpg`);
-    const angleOf = (): Partial<StoredImage> => {
+    const angleOf = (): Partial<MergedImage> => {
       const roll = next();
       return roll < 0.3 ? {} : roll < 0.5 ? { angle: null } : { angle: Math.floor(next() * 360) };
     };
-    const images = (max: number): StoredImage[] => {
+    const images = (max: number): MergedImage[] => {
       const pool = [...urls].sort(() => next() - 0.5);
       return pool.slice(0, Math.floor(next() * (max + 1))).map((url) => ({ url, ...angleOf() }));
     };
@@ -240,10 +240,10 @@ void describe('migration 005: merge_images, how the variants upsert merges image
       return { stored, patches };
     });
     const sql = await mergedInSql(
-      cases.map(({ stored, patches }) => [stored, patches.reduce<StoredImage[]>(mergeImages, [])]),
+      cases.map(({ stored, patches }) => [stored, patches.reduce<MergedImage[]>(mergeImages, [])]),
     );
     cases.forEach(({ stored, patches }, i) => {
-      const oneByOne = patches.reduce<StoredImage[]>(mergeImages, stored);
+      const oneByOne = patches.reduce<MergedImage[]>(mergeImages, stored);
       assert.deepEqual(shown(sql[i]!), shown(oneByOne), JSON.stringify({ stored, patches }));
     });
   });

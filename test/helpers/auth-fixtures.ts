@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import type { TestService } from './test-service.ts';
 import { product } from './catalog-fixtures.ts';
-import { assertProblem, ingest } from './api-assertions.ts';
+import { assertProblem, ingestAndRead } from './assertions.ts';
 
 /** Shared pieces of the bearer-authentication tests (CONTRACT §3): endpoints, tokens, keys, assertions. */
 
@@ -56,6 +56,14 @@ export const ENDPOINTS: Endpoint[] = [
     path: (ctx) => `/products/ingestions/${ctx.batchId}/errors`,
     call: (svc, ctx, headers) =>
       svc.request({ method: 'GET', url: `/products/ingestions/${ctx.batchId}/errors`, headers }),
+  },
+  {
+    name: 'GET /products/ingestions/{id}/errors/summary',
+    scope: 'ingestions:read',
+    ok: 200,
+    path: (ctx) => `/products/ingestions/${ctx.batchId}/errors/summary`,
+    call: (svc, ctx, headers) =>
+      svc.request({ method: 'GET', url: `/products/ingestions/${ctx.batchId}/errors/summary`, headers }),
   },
   {
     name: 'GET /products/ingestions',
@@ -119,7 +127,7 @@ export async function tenantWithData(
   const tenant = svc.tenant('auth');
   const token = await svc.token(tenant);
   const item = product();
-  const { batchId, final } = await ingest(svc, token, [item, 'not an object']);
+  const { batchId, final } = await ingestAndRead(svc, token, [item, 'not an object']);
   assert.equal(final.status, 'completed_with_errors');
   return { tenant, token, ctx: { batchId, externalId: item.external_id as string } };
 }

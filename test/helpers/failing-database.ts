@@ -1,7 +1,5 @@
 /** Databases that fail the way a dying process or a lost connection does, for the batch processor's recovery tests. */
 import type { Database } from '../../src/db/database.ts';
-import { createBatchProcessor, type BatchProcessor } from '../../src/ingestion/batch-processor.ts';
-import { createItemValidator } from '../../src/ingestion/item-validator.ts';
 
 /** The database, but `controller` aborts once `transactions` transactions have committed. */
 export function abortingAfter(db: Database, transactions: number, controller: AbortController): Database {
@@ -49,17 +47,4 @@ export function losingConnectionAfter(db: Database, commits: number): Database {
       return value;
     },
   };
-}
-
-/** A batch processor on `db` with the real validator. */
-export const processorOn = (db: Database, chunkSize: number, maxAttempts = 3): BatchProcessor =>
-  createBatchProcessor({ db, validateItem: createItemValidator(), chunkSize, maxAttempts });
-
-/** Whether the batch's body is still stored (it is dropped when the batch ends). */
-export async function bodyStored(db: Database, tenantId: string, batchId: string): Promise<boolean> {
-  const rows = await db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2',
-    [tenantId, batchId],
-  );
-  return rows[0]!.n === 1;
 }

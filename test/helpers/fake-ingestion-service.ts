@@ -38,7 +38,16 @@ export async function fakeService(handler: Handler) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive connections would hold the close open for seconds.
+        server.closeAllConnections();
+      }),
+  };
 }
 
 /** A problem answer with `detail`, and `errors[]` when given. */

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SignJWT } from 'jose';
+import { signServiceToken } from '../../src/auth/sign-token.ts';
+import { loadConfig } from '../../src/config.ts';
 import { ALL_SCOPES } from './test-service.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -40,24 +41,25 @@ export async function freePort(): Promise<number> {
 
 /** Signs a token with all scopes for `tenant` with `secret` (HS256). */
 export async function signToken(secret: string, tenant: string): Promise<string> {
-  return new SignJWT({ tenant_id: tenant, scope: ALL_SCOPES })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(new TextEncoder().encode(secret));
+  return signServiceToken(loadConfig({ AUTH_JWT_SECRET: secret }), {
+    tenant,
+    scope: ALL_SCOPES,
+    ttlSeconds: 3600,
+    createSecret: false,
+  });
 }
 
 /**
  * Spawns the service with `env` (plus PATH and HOME only, so nothing of the test's own environment
- * leaks in) on a free port, and waits until `GET /healthz` answers 200. `entry` is what Node runs:
- * the sources under tsx, or a compiled `main.js`.
+ * leaks in) on `env.PORT` or else a free port, and waits until `GET /healthz` answers 200. `entry`
+ * is what Node runs: the sources under tsx, or a compiled `main.js`.
  */
 export async function spawnService(
   env: Record<string, string>,
   startTimeoutMs = 60_000,
   entry: readonly string[] = ['--import', 'tsx', 'src/main.ts'],
 ): Promise<ServiceProcess> {
-  const port = await freePort();
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, [...entry], {
     cwd: ROOT,
     env: {
@@ -125,3 +127,33 @@ export async function stopProcess(
 
 /** A unique lower-case schema name for one test file's processes on a shared server. */
 export const uniqueSchema = (prefix: string) => `${prefix}_${randomBytes(6).toString('hex')}`;
+
+/** Sends a JSON request with `token` to a service process; answers its status and parsed body. */
+export async function callService<J = unknown>(
+  proc: ServiceProcess,
+  token: string,
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; json: J }> {
+  const res = await fetch(`${proc.baseUrl}${url}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, json: (await res.json()) as J };
+}
+
+/** Kills (SIGKILL) every process of `spawned` still alive and waits for each to end: a file's cleanup. */
+export async function killAll(spawned: ServiceProcess[]): Promise<void> {
+  for (const proc of spawned) {
+    if (proc.alive()) {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+  }
+}

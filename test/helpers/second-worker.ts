@@ -1,7 +1,7 @@
 import { pino } from 'pino';
-import { createBatchProcessor } from '../../src/ingestion/batch-processor.ts';
-import { createBatchWorker, type BatchWorker } from '../../src/ingestion/batch-worker.ts';
-import { createItemValidator } from '../../src/ingestion/item-validator.ts';
+import { createBatchProcessor } from '../../src/worker/batch-processor.ts';
+import { createBatchWorker, type BatchWorker } from '../../src/worker/batch-worker.ts';
+import { createItemValidator } from '../../src/validation/item-validator.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { startJobQueue } from '../../src/queue/job-queue.ts';
 import type { TestService } from './test-service.ts';

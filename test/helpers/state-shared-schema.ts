@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { signServiceToken } from '../../src/auth/sign-token.ts';
+import { loadConfig } from '../../src/config.ts';
 import { dropServiceSchema } from './server-schema.ts';
 import { ALL_SCOPES, startTestService, type TestService } from './test-service.ts';
 
@@ -27,19 +28,18 @@ export async function startSharedServices(envs: Array<Record<string, string>>): 
   if (!serverUrl) throw new Error(NEEDS_SERVER);
   const schema = `test_shared_${randomBytes(6).toString('hex')}`;
   const secret = randomBytes(32).toString('hex');
-  const key = new TextEncoder().encode(secret);
   const services: TestService[] = [];
   const shared: SharedServices = {
     services,
     schema,
     tenant: (prefix = 't') => `${prefix}-${randomUUID()}`,
-    async token(tenant) {
-      return new SignJWT({ tenant_id: tenant, scope: ALL_SCOPES })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setIssuedAt()
-        .setExpirationTime('1h')
-        .sign(key);
-    },
+    token: (tenant) =>
+      signServiceToken(loadConfig({ AUTH_JWT_SECRET: secret }), {
+        tenant,
+        scope: ALL_SCOPES,
+        ttlSeconds: 3600,
+        createSecret: false,
+      }),
     async stop() {
       const results = await Promise.allSettled(services.map((service) => service.stop()));
       await dropServiceSchema(serverUrl, schema);

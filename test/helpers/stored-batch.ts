@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { after, before } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
 import { insertBatch, insertBatchItems } from '../../src/ingestion/batch.repository.ts';
+import { createBatchProcessor, type BatchProcessor } from '../../src/worker/batch-processor.ts';
+import { createItemValidator } from '../../src/validation/item-validator.ts';
+import { createBatchWorker, type BatchWorker } from '../../src/worker/batch-worker.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import type { JobQueue } from '../../src/queue/job-queue.ts';
+import { pino } from 'pino';
+import { startTestService, type TestService } from './test-service.ts';
+
+/** Batches stored directly and a batch processor the test runs itself: the worker below its queue. */
 
 /** Stores a batch the way a submission does, but enqueues no job: the test drives it. */
 export async function storeBatch(db: Database, tenantId: string, items: unknown[]): Promise<string> {
@@ -10,4 +20,56 @@ export async function storeBatch(db: Database, tenantId: string, items: unknown[
     await insertBatchItems(tx, { tenantId, batchId, body: JSON.stringify({ items }) });
   });
   return batchId;
+}
+
+/** A batch processor on `db` with the real validator. */
+export const processorOn = (db: Database, chunkSize: number, maxAttempts = 3): BatchProcessor =>
+  createBatchProcessor({ db, validateItem: createItemValidator(), chunkSize, maxAttempts });
+
+/** Whether the batch's body is still stored (it is dropped when the batch ends). */
+export async function bodyStored(db: Database, tenantId: string, batchId: string): Promise<boolean> {
+  const rows = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2',
+    [tenantId, batchId],
+  );
+  return rows[0]!.n === 1;
+}
+
+/** A batch worker around `processor`, silent and with metrics of its own, whose drains a test runs. */
+export const workerOn = (deps: {
+  db: Database;
+  queue: JobQueue;
+  processor: BatchProcessor;
+  concurrency?: number;
+}): BatchWorker =>
+  createBatchWorker({
+    ...deps,
+    metrics: createMetrics({ defaults: false }),
+    log: pino({ level: 'silent' }),
+    concurrency: deps.concurrency ?? 1,
+  });
+
+/**
+ * The setup of a file whose tests drive the batch processor themselves: one test service for the
+ * file (small chunks, so a batch passes through many observable steps), and batches stored in it.
+ */
+export function storedBatchService(env: Record<string, string> = { WORKER_CHUNK_SIZE: '50' }) {
+  let started: TestService | undefined;
+  before(async () => {
+    started = await startTestService(env);
+  });
+  after(async () => {
+    await started?.stop();
+  });
+  const svc = (): TestService => {
+    if (!started) throw new Error('the test service is used before it started');
+    return started;
+  };
+  return {
+    get svc() {
+      return svc();
+    },
+    storeBatch: (tenantId: string, items: unknown[]) => storeBatch(svc().service.db, tenantId, items),
+    bodyStored: (tenantId: string, batchId: string) => bodyStored(svc().service.db, tenantId, batchId),
+  };
 }

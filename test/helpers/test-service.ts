@@ -1,14 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { SignJWT } from 'jose';
 import { pino } from 'pino';
+import { SCOPES } from '../../src/auth/verify-token.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { signServiceToken } from '../../src/auth/sign-token.ts';
 import { startService, type Service } from '../../src/server.ts';
 import { embeddedTemplate } from './embedded-template.ts';
 import { dropServiceSchema } from './server-schema.ts';
 
 /** Every scope a token can carry. */
-export const ALL_SCOPES = 'ingestions:write ingestions:read catalog:read analysis:run';
+export const ALL_SCOPES = Object.values(SCOPES).join(' ');
 
 /** A service for one test file: the real app, worker, queue and database, and helpers to drive it. */
 export interface TestService {
@@ -16,10 +17,7 @@ export interface TestService {
   secret: string;
   /** A fresh tenant name, so each test owns its data. */
   tenant(prefix?: string): string;
-  token(
-    tenant: string,
-    options?: { scope?: string; claims?: Record<string, unknown>; ttlSeconds?: number },
-  ): Promise<string>;
+  token(tenant: string, options?: { scope?: string; ttlSeconds?: number }): Promise<string>;
   /** Calls the app in process (Fastify inject); `json` is sent as application/json. */
   request(options: {
     method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -67,7 +65,8 @@ export async function startTestService(
   // Test files run two at a time, some with five services each: with the 12 connections an API
   // keeps by default they came close to the server's 100 (and once went over). A test of the
   // pool itself passes `null`: the service's default.
-  { keptConnections = 1 }: { keptConnections?: number | null } = {},
+  // The analyzer (its vision model) is off unless a test of its route through the whole service asks.
+  { keptConnections = 1, analyzer = false }: { keptConnections?: number | null; analyzer?: boolean } = {},
 ): Promise<TestService> {
   const secret = randomBytes(32).toString('hex');
   const serverUrl = process.env.TEST_DATABASE_URL;
@@ -89,7 +88,7 @@ export async function startTestService(
       logger: pino({ level: 'silent' }),
       embeddedTemplate,
       // The vision model has tests of its own; ingestion tests need neither its memory nor its threads.
-      analyzer: false,
+      analyzer,
       keptConnections: keptConnections ?? undefined,
     });
   // The template only saves time: should loading it ever fail, start from an empty database.
@@ -97,19 +96,13 @@ export async function startTestService(
     ? await start(undefined)
     : await start(await embeddedTemplate()).catch(() => start(undefined));
   const app = service.app!;
-  const key = new TextEncoder().encode(secret);
 
   const helpers: TestService = {
     service,
     secret,
     tenant: (prefix = 't') => `${prefix}-${randomUUID()}`,
-    async token(tenant, { scope = ALL_SCOPES, claims = {}, ttlSeconds = 3600 } = {}) {
-      return new SignJWT({ tenant_id: tenant, scope, ...claims })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setIssuedAt()
-        .setExpirationTime(`${ttlSeconds}s`)
-        .sign(key);
-    },
+    token: (tenant, { scope = ALL_SCOPES, ttlSeconds = 3600 } = {}) =>
+      signServiceToken(config, { tenant, scope, ttlSeconds, createSecret: false }),
     async request({ method, url, token, json, body, headers = {} }) {
       const all: Record<string, string> = { ...headers };
       if (token) all.authorization = `Bearer ${token}`;

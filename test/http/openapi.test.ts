@@ -9,8 +9,8 @@ import {
   FURNITURE_SUB_TYPES,
   FURNITURE_TYPES,
 } from '../../src/catalog/enums.ts';
-import { FIELD_ERROR_CODES } from '../../src/http/errors.ts';
-import { ingest } from '../helpers/api-assertions.ts';
+import { FIELD_ERROR_CODES } from '../../src/validation/item-errors.ts';
+import { ingestAndRead } from '../helpers/assertions.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
@@ -95,12 +95,30 @@ void test('is OpenAPI 3.1 and lists every operation with the statuses it answers
   assert.deepEqual(Object.fromEntries(operations), {
     'GET /healthz': ['200'],
     'GET /readyz': ['200', '503'],
-    'POST /products/ingestions': ['202', '400', '401', '403', '413', '415', '429', 'default'],
+    'POST /products/ingestions': ['202', '400', '401', '403', '413', '415', '422', '429', 'default'],
+    'POST /products/ingestions/preview': ['200', '400', '401', '403', '413', '415', '429', 'default'],
     'GET /products/ingestions': ['200', '400', '401', '403', 'default'],
     'GET /products/ingestions/{batch_id}': ['200', '401', '403', '404', 'default'],
     'GET /products/ingestions/{batch_id}/errors': ['200', '400', '401', '403', '404', 'default'],
+    'GET /products/ingestions/{batch_id}/errors/summary': ['200', '401', '403', '404', 'default'],
     'GET /products': ['200', '400', '401', '403', 'default'],
     'GET /products/{external_id}': ['200', '401', '403', '404', 'default'],
+    'DELETE /products/{external_id}': ['204', '401', '403', '404', 'default'],
+    'DELETE /products/{external_id}/variants/{sku}': ['204', '401', '403', '404', '409', 'default'],
+    'POST /webhook-endpoints': ['201', '400', '401', '403', '409', '415', 'default'],
+    'GET /webhook-endpoints': ['200', '400', '401', '403', 'default'],
+    'GET /webhook-endpoints/{id}': ['200', '401', '403', '404', 'default'],
+    'DELETE /webhook-endpoints/{id}': ['204', '401', '403', '404', 'default'],
+    'POST /webhook-endpoints/{id}/rotate-secret': ['200', '401', '403', '404', 'default'],
+    'GET /webhook-endpoints/{id}/deliveries': ['200', '400', '401', '403', '404', 'default'],
+    'POST /webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver': [
+      '202',
+      '401',
+      '403',
+      '404',
+      '409',
+      'default',
+    ],
   });
 });
 
@@ -137,13 +155,14 @@ void test('what the routes answer matches what the document says they answer', a
       }),
     ],
   });
-  const { batchId, errors } = await ingest(svc, token, [stored, { external_id: 'broken' }]);
+  const { batchId, errors } = await ingestAndRead(svc, token, [stored, { external_id: 'broken' }]);
   assert.equal(errors.length, 1);
   const externalId = stored.external_id as string;
 
   const reads: Array<[string, string, string]> = [
     ['/products/ingestions/{batch_id}', `/products/ingestions/${batchId}`, ''],
     ['/products/ingestions/{batch_id}/errors', `/products/ingestions/${batchId}/errors`, ''],
+    ['/products/ingestions/{batch_id}/errors/summary', `/products/ingestions/${batchId}/errors/summary`, ''],
     ['/products/ingestions', '/products/ingestions', ''],
     ['/products/{external_id}', `/products/${externalId}`, ''],
     ['/products', '/products', ''],
@@ -178,6 +197,14 @@ void test('the documented schemas are not vacuous: a product of the wrong shape 
   );
 });
 
+void test('the errors route documents its CSV form beside its JSON page', () => {
+  const ok = document.paths['/products/ingestions/{batch_id}/errors']!.get!.responses['200'] as unknown as {
+    content: Record<string, { schema: { type?: string } }>;
+  };
+  assert.deepEqual(Object.keys(ok.content).sort(), ['application/json', 'text/csv']);
+  assert.equal(ok.content['text/csv']!.schema.type, 'string');
+});
+
 void test('every response says what it means, and every documented header has a schema and a description', () => {
   const responses = allResponses();
   assert.deepEqual(
@@ -202,6 +229,7 @@ void test('every response says what it means, and every documented header has a 
 void test('a submission documents Location and RateLimit-* on its 202, and Retry-After and RateLimit-* on its 429', () => {
   const rateLimit = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
   assert.deepEqual(headersOf('/products/ingestions', 'post', '202'), [
+    'Idempotent-Replayed',
     'Location',
     ...rateLimit,
     'X-Request-Id',
@@ -222,7 +250,8 @@ void test('a submission documents Location and RateLimit-* on its 202, and Retry
 
 void test('every 401 documents WWW-Authenticate', () => {
   const unauthorized = allResponses().filter(([key]) => key.endsWith(' 401'));
-  assert.equal(unauthorized.length, 6);
+  // The six operations of §4–§9, and those of §10: preview, error summary, two deletes, seven webhook operations.
+  assert.equal(unauthorized.length, 10 + 7);
   for (const [key, response] of unauthorized) {
     assert.deepEqual(Object.keys(response.headers ?? {}).sort(), ['WWW-Authenticate', 'X-Request-Id'], key);
   }
@@ -237,9 +266,21 @@ void test('every response documents X-Request-Id, and every operation the option
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
       const sent = (operation.parameters ?? []).filter((parameter) => parameter.in === 'header');
+      // The submission's own header (CONTRACT §10.2), from the schema its route validates with.
+      const own =
+        path === '/products/ingestions' && method === 'post'
+          ? [
+              {
+                name: 'Idempotency-Key',
+                required: false,
+                schema: { type: 'string', pattern: '^[\\x21-\\x7E]{1,255}$' },
+              },
+            ]
+          : [];
       assert.deepEqual(
         sent.map(({ name, required, schema }) => ({ name, required, schema })),
         [
+          ...own,
           {
             name: 'X-Request-Id',
             required: false,
@@ -258,15 +299,22 @@ void test('the headers the document promises are the headers the routes send', a
     headersOf(path, method, status).map((name) => name.toLowerCase());
   const sent = (headers: Record<string, unknown>) => Object.keys(headers);
 
-  const accepted = await svc.request({
-    method: 'POST',
-    url: '/products/ingestions',
-    token,
-    json: { items: [{}] },
-  });
+  const submit = () =>
+    svc.request({
+      method: 'POST',
+      url: '/products/ingestions',
+      token,
+      json: { items: [{}] },
+      headers: { 'idempotency-key': 'promised-headers' },
+    });
+  const accepted = await submit();
   assert.equal(accepted.statusCode, 202);
-  for (const name of promised('/products/ingestions', 'post', '202'))
-    assert.ok(sent(accepted.headers).includes(name), name);
+  // Idempotent-Replayed is sent only on a replay, and there with every other header of the 202.
+  const replayed = await submit();
+  for (const name of promised('/products/ingestions', 'post', '202')) {
+    if (name !== 'idempotent-replayed') assert.ok(sent(accepted.headers).includes(name), name);
+    assert.ok(sent(replayed.headers).includes(name), name);
+  }
   assert.equal(
     accepted.headers.location,
     `/products/ingestions/${accepted.json<{ batch_id: string }>().batch_id}`,
@@ -284,4 +332,47 @@ void test('the headers the document promises are the headers the routes send', a
     headers: { 'x-request-id': 'trace-1.2:3' },
   });
   assert.equal(echoed.headers['x-request-id'], 'trace-1.2:3');
+});
+
+void test('every webhook answer matches its documented schema (CONTRACT §10.1)', async () => {
+  const token = await svc.token(svc.tenant());
+  // Without WEBHOOK_ALLOW_PRIVATE_HOSTS: the delivery to this loopback address fails, saying why.
+  const created = await svc.request({
+    method: 'POST',
+    url: '/webhook-endpoints',
+    token,
+    json: { url: 'https://127.0.0.1:9/hooks' },
+  });
+  assertMatches('/webhook-endpoints', 'post', 201, created.json());
+  const { id } = created.json<{ id: string }>();
+  const more = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      svc.request({ method: 'POST', url: '/webhook-endpoints', token, json: { url: 'https://h.example/x' } }),
+    ),
+  );
+  assertMatches('/webhook-endpoints', 'post', 409, more.find((res) => res.statusCode === 409)!.json());
+  const bad = await svc.request({ method: 'POST', url: '/webhook-endpoints', token, json: { url: 1 } });
+  assertMatches('/webhook-endpoints', 'post', 400, bad.json());
+  const list = await svc.request({ method: 'GET', url: '/webhook-endpoints', token });
+  assertMatches('/webhook-endpoints', 'get', 200, list.json());
+  const one = await svc.request({ method: 'GET', url: `/webhook-endpoints/${id}`, token });
+  assertMatches('/webhook-endpoints/{id}', 'get', 200, one.json());
+  const rotated = await svc.request({ method: 'POST', url: `/webhook-endpoints/${id}/rotate-secret`, token });
+  assertMatches('/webhook-endpoints/{id}/rotate-secret', 'post', 200, rotated.json());
+  const missing = await svc.request({ method: 'GET', url: '/webhook-endpoints/nothing', token });
+  assertMatches('/webhook-endpoints/{id}', 'get', 404, missing.json());
+
+  const { batchId } = await ingestAndRead(svc, token, [product()]);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const log = await svc.request({ method: 'GET', url: `/webhook-endpoints/${id}/deliveries`, token });
+    const [row] = log.json<{ data: Array<{ batch_id: string; attempts: number }> }>().data;
+    if (row && row.attempts > 0) {
+      assert.equal(row.batch_id, batchId);
+      assertMatches('/webhook-endpoints/{id}/deliveries', 'get', 200, log.json());
+      break;
+    }
+    assert.ok(Date.now() < deadline, `no attempt recorded: ${log.body}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 });

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
-import { assertProblem, assertStatusRecord, fieldCodes, ingest } from '../helpers/api-assertions.ts';
+import { assertProblem, assertStatusRecord, fieldCodes, ingestAndRead } from '../helpers/assertions.ts';
 
 /** Operation 3 (`GET /products/ingestions/{id}/errors`), 404s of operations 2–3, and the batch list. */
 
@@ -55,7 +55,7 @@ void describe('walking the errors of a batch', () => {
   before(async () => {
     token = await svc.token(svc.tenant('walk'));
     items = Array.from({ length: 40 }, (_, n) => (FAILING.includes(n) ? product({ name: n }) : product()));
-    const result = await ingest(svc, token, items);
+    const result = await ingestAndRead(svc, token, items);
     batchId = result.batchId;
     assert.equal(result.final.status, 'completed_with_errors');
     assert.deepEqual([result.final.received_count, result.final.upserted, result.final.failed], [40, 17, 23]);
@@ -191,7 +191,7 @@ void describe('walking the errors of a batch', () => {
   });
 
   void test('a cursor of another batch, or of another list, is 400 on field cursor', async () => {
-    const other = await ingest(
+    const other = await ingestAndRead(
       svc,
       token,
       Array.from({ length: 3 }, () => product({ name: 1 })),
@@ -241,7 +241,7 @@ void describe('walking while the batch runs', () => {
 void describe('page sizes', () => {
   void test('the default limit is 500, and limit=500 is accepted', async () => {
     const token = await svc.token(svc.tenant('default-limit'));
-    const { batchId, final } = await ingest(
+    const { batchId, final } = await ingestAndRead(
       svc,
       token,
       Array.from({ length: 503 }, (_, n) => `item ${n}`),
@@ -267,7 +267,7 @@ void describe('page sizes', () => {
 
   void test('a batch without failures has an empty errors page', async () => {
     const token = await svc.token(svc.tenant('clean'));
-    const { batchId, final } = await ingest(svc, token, [product(), product()]);
+    const { batchId, final } = await ingestAndRead(svc, token, [product(), product()]);
     assert.equal(final.status, 'completed');
     assert.deepEqual(await getPage(token, errorsUrl(batchId)), { data: [], next_cursor: null });
     assert.deepEqual(await getPage(token, errorsUrl(batchId, '?limit=1')), { data: [], next_cursor: null });
@@ -278,7 +278,7 @@ void describe('404 not-found for ids that are not the caller’s', () => {
   void test('unknown, malformed and other tenants’ ids answer 404 on status and errors alike', async () => {
     const owner = await svc.token(svc.tenant('owner'));
     const stranger = await svc.token(svc.tenant('stranger'));
-    const { batchId } = await ingest(svc, owner, [product({ name: 1 })]);
+    const { batchId } = await ingestAndRead(svc, owner, [product({ name: 1 })]);
     const cases: Array<[string, string]> = [
       [stranger, batchId],
       [owner, '01900000-0000-7000-8000-000000000000'],
@@ -324,11 +324,11 @@ void describe('404 not-found for ids that are not the caller’s', () => {
 void describe('GET /products/ingestions (the tenant’s batches)', () => {
   void test('newest first, filtered by status, and walked with limit and cursor', async () => {
     const token = await svc.token(svc.tenant('list'));
-    const completed = await ingest(svc, token, [product()]);
-    const withErrors = await ingest(svc, token, [product(), 'bad']);
-    const failed = await ingest(svc, token, ['bad']);
-    const completed2 = await ingest(svc, token, [product(), product()]);
-    const failed2 = await ingest(svc, token, [product({ style: 'modern' })]);
+    const completed = await ingestAndRead(svc, token, [product()]);
+    const withErrors = await ingestAndRead(svc, token, [product(), 'bad']);
+    const failed = await ingestAndRead(svc, token, ['bad']);
+    const completed2 = await ingestAndRead(svc, token, [product(), product()]);
+    const failed2 = await ingestAndRead(svc, token, [product({ style: 'modern' })]);
     const newestFirst = [failed2, completed2, failed, withErrors, completed].map((b) => b.batchId);
 
     const all = await getPage(token, '/products/ingestions');
@@ -369,10 +369,10 @@ void describe('GET /products/ingestions (the tenant’s batches)', () => {
   void test('a cursor holds only the tenant’s own last batch, not a count kept across tenants', async () => {
     const token = await svc.token(svc.tenant('list-private'));
     const otherToken = await svc.token(svc.tenant('list-private-other'));
-    const oldest = await ingest(svc, token, [product()]);
-    for (let n = 0; n < 3; n++) await ingest(svc, otherToken, [product()]);
-    const middle = await ingest(svc, token, [product()]);
-    await ingest(svc, token, [product()]);
+    const oldest = await ingestAndRead(svc, token, [product()]);
+    for (let n = 0; n < 3; n++) await ingestAndRead(svc, otherToken, [product()]);
+    const middle = await ingestAndRead(svc, token, [product()]);
+    await ingestAndRead(svc, token, [product()]);
 
     const first = await getPage(token, '/products/ingestions?limit=2');
     assert.equal(first.data[1]!.batch_id, middle.batchId);
@@ -393,7 +393,7 @@ void describe('GET /products/ingestions (the tenant’s batches)', () => {
     const tenant = svc.tenant('list-ties');
     const token = await svc.token(tenant);
     const batches = [];
-    for (let n = 0; n < 4; n++) batches.push(await ingest(svc, token, [product()]));
+    for (let n = 0; n < 4; n++) batches.push(await ingestAndRead(svc, token, [product()]));
     // As if all four had come in the same millisecond (ids are UUIDv7: in submission order).
     await svc.service.db.query(
       `UPDATE batches SET created_at = '2026-11-26T09:00:00.000Z' WHERE tenant_id = $1`,

@@ -2,14 +2,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../src/db/database.ts';
-import { createBatchReader } from '../../src/ingestion/batch-reader.ts';
+import { createBatchedStatusReads } from '../../src/ingestion/batched-status-reads.ts';
 import type { BatchRow } from '../../src/ingestion/batch.repository.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
-import { assertProblem, countersOf } from '../helpers/api-assertions.ts';
+import { assertProblem, counterValues } from '../helpers/assertions.ts';
 
 /**
- * Status reads asked for in one turn of the event loop share one statement (src/ingestion/batch-reader.ts);
+ * Status reads asked for in one turn of the event loop share one statement (src/ingestion/batched-status-reads.ts);
  * each still gets its own tenant's batch or nothing, and nothing is cached between turns.
  */
 
@@ -53,7 +53,7 @@ void describe('status reads', () => {
 
   void test('reads asked in one turn share one statement, and each gets its own tenant’s batch or null', async () => {
     const { db, statements } = counting(svc.service.db);
-    const read = createBatchReader(db);
+    const read = createBatchedStatusReads(db);
     const unknown = randomUUID();
     const found = await Promise.all([
       read(a.tenant, a.batchId),
@@ -66,7 +66,7 @@ void describe('status reads', () => {
     ]);
     assert.equal(statements(), 1);
     assert.deepEqual(
-      found.map((row) => row && [row.tenant_id, row.batch_id, row.status, ...countersOf({ ...row })]),
+      found.map((row) => row && [row.tenant_id, row.batch_id, row.status, ...counterValues({ ...row })]),
       [
         [a.tenant, a.batchId, 'completed', 2, 2, 0, 2, 0],
         [b.tenant, b.batchId, 'completed_with_errors', 2, 1, 1, 1, 1],
@@ -81,14 +81,14 @@ void describe('status reads', () => {
 
   void test('an id that is not a UUID is null without a read, and fails none of its neighbours', async () => {
     const { db, statements } = counting(svc.service.db);
-    const read = createBatchReader(db);
+    const read = createBatchedStatusReads(db);
     assert.deepEqual(await Promise.all([read(a.tenant, 'x'), read(a.tenant, `${a.batchId}0`)]), [null, null]);
     assert.equal(statements(), 0);
   });
 
   void test('reads asked from separate callbacks of one turn, as requests are, share one statement', async () => {
     const { db, statements } = counting(svc.service.db);
-    const read = createBatchReader(db);
+    const read = createBatchedStatusReads(db);
     // Two immediates queued together run in one check phase, each a callback of its own (its
     // promises settled before the next), as the requests ready in one poll phase are: a dispatch
     // after each callback's promises would query twice. (Two timers, due in the same millisecond
@@ -110,7 +110,7 @@ void describe('status reads', () => {
 
   void test('at most 100 reads go in one statement', async () => {
     const { db, statements } = counting(svc.service.db);
-    const read = createBatchReader(db);
+    const read = createBatchedStatusReads(db);
     const found = await Promise.all(
       Array.from({ length: 250 }, (_, i) => read(a.tenant, i % 2 ? a.batchId : b.batchId)),
     );
@@ -123,7 +123,7 @@ void describe('status reads', () => {
 
   void test('a read in a later turn queries again and sees what changed in between', async () => {
     const { db, statements } = counting(svc.service.db);
-    const read = createBatchReader(db);
+    const read = createBatchedStatusReads(db);
     const before = await read(a.tenant, a.batchId);
     await svc.service.db.query(
       `UPDATE batches SET updated_at = updated_at + interval '1 second' WHERE tenant_id = $1 AND id = $2`,
@@ -136,7 +136,7 @@ void describe('status reads', () => {
 
   void test('a statement that fails fails every read it answers, and the next turn reads again', async () => {
     let failing = true;
-    const read = createBatchReader({
+    const read = createBatchedStatusReads({
       query: (text, params) =>
         failing ? Promise.reject(new Error('connection lost')) : svc.service.db.query(text, params),
       exec: (text) => svc.service.db.exec(text),

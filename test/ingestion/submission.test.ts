@@ -8,11 +8,11 @@ import {
   assertNothingStored,
   assertProblem,
   assertStatusRecord,
-  countersOf,
+  counterValues,
   fieldCodes,
-  ingest,
+  ingestAndRead,
   requestIdOf,
-} from '../helpers/api-assertions.ts';
+} from '../helpers/assertions.ts';
 
 /** Operation 1 (`POST /products/ingestions`) from outside: CONTRACT §2 and §4. */
 
@@ -131,10 +131,10 @@ void describe('202 accepted', () => {
   void test('exactly 1000 items are accepted and all upserted', async () => {
     const token = await freshToken();
     const items = Array.from({ length: 1000 }, () => product());
-    const { final, errors } = await ingest(svc, token, items);
+    const { final, errors } = await ingestAndRead(svc, token, items);
     assertStatusRecord(final);
     assert.equal(final.status, 'completed');
-    assert.deepEqual(countersOf(final), [1000, 1000, 0, 1000, 0]);
+    assert.deepEqual(counterValues(final), [1000, 1000, 0, 1000, 0]);
     assert.deepEqual(errors, []);
     const stored = await allProducts(svc, token);
     assert.deepEqual(
@@ -159,7 +159,7 @@ void describe('202 accepted', () => {
     let previous: Record<string, unknown> | undefined;
     for (const record of snapshots) {
       assertStatusRecord(record);
-      const [received, ok, bad, upserted, failed] = countersOf(record) as [
+      const [received, ok, bad, upserted, failed] = counterValues(record) as [
         number,
         number,
         number,
@@ -174,19 +174,21 @@ void describe('202 accepted', () => {
       if (previous) {
         const order = BATCH_STATUSES.indexOf(record.status as string);
         assert.ok(order >= BATCH_STATUSES.indexOf(previous.status as string), 'states only move forward');
-        const earlier = countersOf(previous);
-        countersOf(record).forEach((value, i) => assert.ok(value >= earlier[i]!, 'counters never go back'));
+        const earlier = counterValues(previous);
+        counterValues(record).forEach((value, i) =>
+          assert.ok(value >= earlier[i]!, 'counters never go back'),
+        );
         assert.ok(String(record.updated_at) >= String(previous.updated_at), 'updated_at never goes back');
         const changed =
           record.status !== previous.status ||
-          JSON.stringify(countersOf(record)) !== JSON.stringify(countersOf(previous));
+          JSON.stringify(counterValues(record)) !== JSON.stringify(counterValues(previous));
         if (changed)
           assert.ok(String(record.updated_at) > String(previous.updated_at), 'a change moves updated_at');
       }
       previous = record;
     }
     assert.equal(previous!.status, 'completed_with_errors');
-    assert.deepEqual(countersOf(previous!), [1000, 666, 334, 666, 334]);
+    assert.deepEqual(counterValues(previous!), [1000, 666, 334, 666, 334]);
     assert.ok(snapshots.length > 1, 'the batch was seen before it ended');
   });
 
@@ -199,7 +201,7 @@ void describe('202 accepted', () => {
     const batchId = res.json<{ batch_id: string }>().batch_id;
     const final = await svc.waitForTerminal(token, batchId);
     assert.equal(final.status, 'completed_with_errors');
-    assert.deepEqual(countersOf(final), [6, 1, 5, 1, 5]);
+    assert.deepEqual(counterValues(final), [6, 1, 5, 1, 5]);
     const errors = await svc.allErrors(token, batchId);
     assert.deepEqual(
       errors.map((record) => record.index),
@@ -220,7 +222,7 @@ void describe('202 accepted', () => {
     assert.equal(res.statusCode, 202, res.body);
     assert.equal(res.json<{ received_count: number }>().received_count, 1);
     const final = await svc.waitForTerminal(token, res.json<{ batch_id: string }>().batch_id);
-    assert.deepEqual([final.status, ...countersOf(final)], ['completed', 1, 1, 0, 1, 0]);
+    assert.deepEqual([final.status, ...counterValues(final)], ['completed', 1, 1, 0, 1, 0]);
     assert.deepEqual(
       (await allProducts(svc, token)).map((p) => p.external_id),
       [item.external_id],
@@ -261,7 +263,7 @@ void describe('202 accepted', () => {
     for (const id of [firstId, secondId]) {
       const final = await svc.waitForTerminal(token, id);
       assert.equal(final.status, 'completed');
-      assert.deepEqual(countersOf(final), [1, 1, 0, 1, 0]);
+      assert.deepEqual(counterValues(final), [1, 1, 0, 1, 0]);
     }
     const list = await svc.request({ method: 'GET', url: PATH, token });
     assert.deepEqual(

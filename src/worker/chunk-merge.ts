@@ -1,0 +1,54 @@
+import type { Queryable } from '../db/database.ts';
+import { findVariantsBySku, serializeRows, type SerializedRows } from '../catalog/catalog.repository.ts';
+import { mergeItems, type MergedChunk } from '../catalog/merge-items.ts';
+import type { ItemFailure } from '../validation/item-errors.ts';
+import type { ChunkItems } from './batch-items.ts';
+import { itemKeys } from '../validation/item-errors.ts';
+
+/**
+ * The items of [from, to) merged and ready to write: the rows serialized, and what the run records
+ * about them. It holds no parsed item or merged row, so a chunk prepared ahead of its turn keeps a
+ * few strings alive, not the batch's objects, while the batch before it is written.
+ */
+export interface WritableChunk {
+  from: number;
+  to: number;
+  products: SerializedRows;
+  variants: SerializedRows;
+  upserted: number;
+  /** The items rejected by the merge (`sku_conflict`), with their keys. */
+  failures: ItemFailure[];
+}
+
+/** The rows of a merge, serialized, and the records of the items it rejected. */
+function toWritable(from: number, to: number, items: ChunkItems, merged: MergedChunk): WritableChunk {
+  const byIndex = merged.rejected.length > 0 ? new Map(items.map(({ index, item }) => [index, item])) : null;
+  return {
+    from,
+    to,
+    products: serializeRows(merged.products),
+    variants: serializeRows(merged.variants),
+    upserted: merged.applied.length,
+    failures: merged.rejected.map(({ index, errors }) => ({
+      index,
+      ...itemKeys(byIndex?.get(index), errors),
+      errors,
+    })),
+  };
+}
+
+/** Merges the items of [from, to) with each other, reading nothing: the upsert does the rest. */
+export const mergeChunk = (from: number, to: number, items: ChunkItems): WritableChunk =>
+  toWritable(from, to, items, mergeItems(items));
+
+/** Merges the items of [from, to) on top of the stored variants they name (the rare path). */
+export async function mergeChunkWithCatalog(
+  db: Queryable,
+  tenantId: string,
+  from: number,
+  to: number,
+  items: ChunkItems,
+): Promise<WritableChunk> {
+  const skus = [...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku)))];
+  return toWritable(from, to, items, mergeItems(items, await findVariantsBySku(db, tenantId, skus)));
+}

@@ -1,0 +1,70 @@
+import type { Database } from '../db/database.ts';
+import { isConnectionFailure } from '../db/database-unavailable.ts';
+import { upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
+import { advanceBatch, insertItemFailures } from './batch-progress.repository.ts';
+import type { WritableChunk } from './chunk-merge.ts';
+
+/**
+ * Whether a failed write says something about the data (so retrying the item alone may isolate
+ * it) rather than about the connection or the server (so the whole job should be retried later):
+ * PostgreSQL's data-exception (22) and integrity (23) classes, errors without a SQLSTATE that are
+ * not connection errors, and XX000 (internal error). An XX000 that one item's value trips would trip
+ * again on every retry of the whole job; trying the items one by one is safe whatever its cause,
+ * and isolates that item.
+ */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return !isConnectionFailure(error);
+  return code.startsWith('22') || code.startsWith('23') || code === 'XX000';
+}
+
+/** What a chunk's write added to the batch's counters. */
+export interface ChunkStep {
+  upserted: number;
+  failed: number;
+}
+
+/**
+ * How a chunk's write ended: its step; `null` when another run had written it; `'sku-taken'` when
+ * a sku belongs to another product; `'data-error'` when the data made the write fail. Nothing is
+ * written in the last two cases.
+ */
+export type ChunkWrite = ChunkStep | null | 'sku-taken' | 'data-error';
+
+/** Rolls the chunk's transaction back when the variants upsert left a sku alone that another product owns. */
+class SkuOwnedElsewhereError extends Error {
+  constructor() {
+    super('a sku of the chunk belongs to another product');
+  }
+}
+
+/**
+ * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, one upsert
+ * per table, the merge's rejections. `onWriting` is called once the variants statement is on its
+ * way (the worker prepares the next batch then). A lost connection or a server restart is thrown:
+ * it is the job's to retry; only a write the data itself makes fail is reported, to be narrowed down.
+ */
+export async function writeChunk(
+  db: Database,
+  batch: { tenantId: string; batchId: string },
+  chunk: WritableChunk,
+  onWriting?: () => void,
+): Promise<ChunkWrite> {
+  try {
+    return await db.transaction(async (tx) => {
+      const step = { upserted: chunk.upserted, failed: chunk.failures.length };
+      const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
+      if (!fence) return null;
+      await upsertProducts(tx, batch.tenantId, chunk.products);
+      const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
+      onWriting?.();
+      if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();
+      await insertItemFailures(tx, batch, chunk.failures);
+      return step;
+    });
+  } catch (error) {
+    if (error instanceof SkuOwnedElsewhereError) return 'sku-taken';
+    if (isDataError(error)) return 'data-error';
+    throw error;
+  }
+}

@@ -1,0 +1,55 @@
+import type { Queryable } from '../db/database.ts';
+import { TERMINAL_SQL, UNFINISHED_SQL } from '../ingestion/batch-status.ts';
+
+/** SQL of the worker's housekeeping: batches that lost their worker, retention, rate-limit windows. */
+
+/** Batches deleted per statement: a batch takes up to 1000 error records with it. */
+const BATCHES_PER_STATEMENT = 100;
+/** Statements per sweep, so a first sweep over years of batches does not hold the worker up. */
+const STATEMENTS_PER_SWEEP = 20;
+
+/**
+ * Deletes batches that ended more than `retentionDays` ago, oldest first, with their error records;
+ * unfinished batches (even one a repair reopened with its end still set) and the catalog are never
+ * touched. At most 2000 batches per call (the worker calls it every 30 s), and none once `signal`
+ * is aborted. Returns how many it deleted.
+ */
+export async function deleteExpiredBatches(
+  db: Queryable,
+  retentionDays: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < STATEMENTS_PER_SWEEP && !signal?.aborted; i++) {
+    // Each statement commits alone: a long run holds no lock across batches. Batches another
+    // process is deleting are skipped, not waited for, so several processes share the work.
+    const rows = await db.query<{ id: string }>(
+      `DELETE FROM batches WHERE (tenant_id, id) IN (
+         SELECT tenant_id, id FROM batches
+         WHERE ended_at < now() - make_interval(days => $1)
+           AND status IN ${TERMINAL_SQL}
+         ORDER BY ended_at LIMIT $2
+         FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [retentionDays, BATCHES_PER_STATEMENT],
+    );
+    deleted += rows.length;
+    if (rows.length < BATCHES_PER_STATEMENT) break;
+  }
+  return deleted;
+}
+
+/** Tenants with an unfinished batch that nothing has touched for `staleSeconds`. */
+export async function findTenantsWithStaleBatches(db: Queryable, staleSeconds: number): Promise<string[]> {
+  const rows = await db.query<{ tenant_id: string }>(
+    `SELECT DISTINCT tenant_id FROM batches
+     WHERE status IN ${UNFINISHED_SQL} AND updated_at < now() - make_interval(secs => $1)`,
+    [staleSeconds],
+  );
+  return rows.map((row) => row.tenant_id);
+}
+
+/** Deletes rate-limit windows that can no longer matter (the API counts the current minute only). */
+export async function pruneRateLimitWindows(db: Queryable): Promise<void> {
+  await db.query(`DELETE FROM rate_limit_windows WHERE window_start < now() - interval '10 minutes'`);
+}

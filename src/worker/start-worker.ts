@@ -1,0 +1,83 @@
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { JobQueue } from '../queue/job-queue.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { Logger } from '../observability/logger.ts';
+import { createItemValidator } from '../validation/item-validator.ts';
+import { createBatchProcessor } from './batch-processor.ts';
+import { createBatchWorker, type BatchWorker } from './batch-worker.ts';
+import { startWorkerThread, type WorkerThread } from './worker-thread.ts';
+import { startWebhookDispatcher } from '../webhooks/start-dispatcher.ts';
+
+/**
+ * Runs of a batch in a row without progress, each counted from its start, that may end in an
+ * unexpected error or take their process down before the batch is failed (CONTRACT §5).
+ */
+const MAX_BATCH_ATTEMPTS = 5;
+
+/** The worker side of a process: in this thread, or in a thread of its own. */
+export interface WorkerSide {
+  /** The worker in this thread (ROLE=worker, or ROLE=all without WORKER_THREAD). */
+  worker: BatchWorker | null;
+  /** The worker in a thread of its own (ROLE=all with WORKER_THREAD, the default on a server). */
+  thread: WorkerThread | null;
+  /** Tells the idle polling loops that a batch was just submitted in this process. */
+  wake(): void;
+  /** Hands back or finishes the batches in hand, stops sending webhooks and taking jobs (the queue included). */
+  stop(timeoutMs: number): Promise<void>;
+}
+
+/** The batch worker of this thread, not started. */
+export function createWorker(
+  config: Config,
+  deps: { db: Database; queue: JobQueue; metrics: Metrics; log: Logger },
+): BatchWorker {
+  const processor = createBatchProcessor({
+    db: deps.db,
+    validateItem: createItemValidator(),
+    chunkSize: config.worker.chunkSize,
+    maxAttempts: MAX_BATCH_ATTEMPTS,
+  });
+  return createBatchWorker({
+    ...deps,
+    processor,
+    concurrency: config.worker.concurrency,
+    batchRetentionDays: config.worker.batchRetentionDays,
+  });
+}
+
+/** Starts the worker side `config` asks for; resolves once it takes jobs. */
+export async function startWorkerSide(
+  config: Config,
+  deps: { db: Database; queue: JobQueue; metrics: Metrics; log: Logger },
+): Promise<WorkerSide> {
+  if (config.worker.thread) {
+    const thread = await startWorkerThread(config, deps.log);
+    deps.metrics.addSource(() => thread.metrics());
+    return {
+      worker: null,
+      thread,
+      wake: () => thread.wake(),
+      async stop(timeoutMs) {
+        await thread.stop(timeoutMs);
+        await deps.queue.stop(timeoutMs);
+      },
+    };
+  }
+  const worker = createWorker(config, deps);
+  await worker.start();
+  // Webhook deliveries go out from where batches end: this thread's worker.
+  const webhooks = await startWebhookDispatcher(config, deps).catch(async (error: unknown) => {
+    await worker.stop(1_000).catch(() => undefined);
+    throw error;
+  });
+  return {
+    worker,
+    thread: null,
+    wake: () => deps.queue.wake(),
+    async stop(timeoutMs) {
+      webhooks.stop();
+      await worker.stop(timeoutMs);
+    },
+  };
+}

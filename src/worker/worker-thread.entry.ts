@@ -1,0 +1,50 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import os from 'node:os';
+import { pino } from 'pino';
+import { startService } from '../server.ts';
+import type { HostMessage, ThreadData, ThreadMessage } from './worker-thread.ts';
+
+/** The worker thread of ROLE=all on a PostgreSQL server: the worker role, driven by messages. */
+
+const port = parentPort!;
+const { config } = workerData as ThreadData;
+const send = (message: ThreadMessage) => port.postMessage(message);
+
+const log = pino({ level: config.logLevel }).child({ thread: 'worker' });
+// Batches are throughput work and requests latency work: on Linux a thread has its own nice value,
+// so lowering this thread's lets the API thread run first whenever both want a core, at no cost to
+// ingestion throughput (docs/performance.md).
+// Elsewhere the call would lower the whole process, API included, so it is made on Linux only.
+if (process.platform === 'linux') {
+  try {
+    os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch (error) {
+    log.warn({ err: error }, 'could not lower the worker thread priority');
+  }
+}
+try {
+  const service = await startService(config, { logger: log, listen: false });
+  port.on('message', (message: HostMessage) => {
+    switch (message.type) {
+      case 'wake':
+        service.queue.wake();
+        break;
+      case 'metrics':
+        service.metrics.registry.getMetricsAsJSON().then(
+          (metrics) => send({ type: 'metrics', id: message.id, metrics }),
+          (error: unknown) => log.warn({ err: error }, 'could not collect metrics'),
+        );
+        break;
+      case 'stop':
+        service
+          .stop()
+          .catch((error: unknown) => log.error({ err: error }, 'unclean stop of the worker thread'))
+          .finally(() => port.close());
+        break;
+    }
+  });
+  send({ type: 'ready' });
+} catch (error) {
+  send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+  port.close();
+}

@@ -1,0 +1,219 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { product } from '../helpers/catalog-fixtures.ts';
+import {
+  callService,
+  killAll,
+  signToken,
+  spawnService,
+  stopProcess,
+  uniqueSchema,
+  type ServiceProcess,
+} from '../helpers/process-service.ts';
+import { dropServiceSchema } from '../helpers/server-schema.ts';
+import { assertRecordInvariants, countersOf, TERMINAL, type StatusRecord } from '../helpers/assertions.ts';
+
+/**
+ * CONTRACT §1 and §5, for real: the service as its own process, killed (SIGKILL) or drained
+ * (SIGTERM) in the middle of a batch, then started again on the same data.
+ */
+
+const secret = randomBytes(32).toString('hex');
+const serverUrl = process.env.TEST_DATABASE_URL;
+const schema = serverUrl ? uniqueSchema('test_proc') : undefined;
+let dataDir: string;
+let current: ServiceProcess | null = null;
+const spawned: ServiceProcess[] = [];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const completed1000 = {
+  status: 'completed',
+  received_count: 1000,
+  validated_ok: 1000,
+  validated_failed: 0,
+  upserted: 1000,
+  failed: 0,
+};
+
+before(async () => {
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'crash-resume-'));
+});
+
+after(async () => {
+  await killAll(spawned);
+  await fs.rm(dataDir, { recursive: true, force: true });
+  if (serverUrl && schema) {
+    await dropServiceSchema(serverUrl, schema);
+  }
+});
+
+/** The running service, started on this file's data (directory or schema) when none runs. */
+async function running(): Promise<ServiceProcess> {
+  if (current?.alive()) return current;
+  current = await spawnService({
+    AUTH_JWT_SECRET: secret,
+    DATA_DIR: dataDir,
+    WORKER_CHUNK_SIZE: '10',
+    ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
+  });
+  spawned.push(current);
+  return current;
+}
+
+async function submit(proc: ServiceProcess, token: string, items: unknown[]): Promise<string> {
+  const res = await callService(proc, token, 'POST', '/products/ingestions', { items });
+  assert.equal(res.status, 202, JSON.stringify(res.json));
+  return (res.json as { batch_id: string }).batch_id;
+}
+
+async function status(proc: ServiceProcess, token: string, batchId: string): Promise<StatusRecord> {
+  const res = await callService(proc, token, 'GET', `/products/ingestions/${batchId}`);
+  assert.equal(res.status, 200, JSON.stringify(res.json));
+  return res.json as StatusRecord;
+}
+
+/** Polls until `accept(record)` holds; throws with the last record after `timeoutMs`. */
+async function waitFor(
+  proc: ServiceProcess,
+  token: string,
+  batchId: string,
+  accept: (record: StatusRecord) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<StatusRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const record = await status(proc, token, batchId);
+    if (accept(record)) return record;
+    if (TERMINAL.has(record.status)) {
+      throw new Error(`${what} never seen: the batch was already terminal: ${JSON.stringify(record)}`);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`${what} not seen within ${timeoutMs} ms; last: ${JSON.stringify(record)}`);
+    await sleep(10);
+  }
+}
+
+const midway = (record: StatusRecord) =>
+  record.status === 'processing' && record.upserted > 0 && record.upserted < record.received_count;
+
+/** Every external_id in the tenant's catalog, walking the list's cursors. */
+async function catalogIds(proc: ServiceProcess, token: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const url: string = `/products?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res = await callService(proc, token, 'GET', url);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const page = res.json as { data: Array<{ external_id: string }>; next_cursor: string | null };
+    ids.push(...page.data.map((p) => p.external_id));
+    cursor = page.next_cursor;
+  } while (cursor);
+  return ids;
+}
+
+/** Asserts the batch completed exactly: counters, every product once, no error rows. */
+async function assertCompletedExactly(
+  proc: ServiceProcess,
+  token: string,
+  batchId: string,
+  items: Array<Record<string, unknown>>,
+  timeoutMs: number,
+): Promise<void> {
+  const started = Date.now();
+  const final = await waitFor(
+    proc,
+    token,
+    batchId,
+    (r) => TERMINAL.has(r.status),
+    timeoutMs,
+    'terminal state',
+  );
+  assert.ok(Date.now() - started < timeoutMs, `took ${Date.now() - started} ms`);
+  assertRecordInvariants(final, items.length);
+  assert.deepEqual(countersOf(final), completed1000);
+  const ids = await catalogIds(proc, token);
+  assert.equal(ids.length, 1000);
+  assert.deepEqual([...ids].sort(), items.map((item) => item.external_id as string).sort());
+  const errors = await callService(proc, token, 'GET', `/products/ingestions/${batchId}/errors`);
+  assert.deepEqual(errors, { status: 200, json: { data: [], next_cursor: null } });
+}
+
+const thousand = () => Array.from({ length: 1000 }, () => product());
+
+void describe('the service as a process', { timeout: 300_000 }, () => {
+  void test('SIGKILL in the middle of a batch: the next process resumes it to exact counters', async () => {
+    const token = await signToken(secret, `crash-${randomUUID()}`);
+    const first = await running();
+    const items = thousand();
+    const batchId = await submit(first, token, items);
+    const seen = await waitFor(first, token, batchId, midway, 60_000, 'processing with 0 < upserted < 1000');
+    first.child.kill('SIGKILL');
+    assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' });
+
+    const restarted = Date.now();
+    const second = await running();
+    const resumed = await status(second, token, batchId);
+    assertRecordInvariants(resumed, 1000);
+    assert.ok(resumed.upserted >= seen.upserted, `progress lost: ${seen.upserted} -> ${resumed.upserted}`);
+    assert.equal(resumed.created_at, seen.created_at);
+    // CONTRACT §5: resumed within 2 minutes of the crash (the restart included).
+    await assertCompletedExactly(second, token, batchId, items, 120_000 - (Date.now() - restarted));
+  });
+
+  void test('SIGTERM in the middle of a batch: exit 0 within 10 s; the next process completes it exactly', async () => {
+    const token = await signToken(secret, `term-${randomUUID()}`);
+    const first = await running();
+    const items = thousand();
+    const batchId = await submit(first, token, items);
+    await waitFor(first, token, batchId, midway, 60_000, 'processing with 0 < upserted < 1000');
+    const sent = Date.now();
+    assert.deepEqual(await stopProcess(first, 'SIGTERM', 10_000), { code: 0, signal: null });
+    assert.ok(Date.now() - sent <= 10_000);
+
+    const second = await running();
+    await assertCompletedExactly(second, token, batchId, items, 120_000);
+  });
+
+  void test('a batch accepted just before SIGTERM is completed after the next start', async () => {
+    const token = await signToken(secret, `accepted-${randomUUID()}`);
+    const first = await running();
+    const items = thousand();
+    const batchId = await submit(first, token, items);
+    assert.deepEqual(await stopProcess(first, 'SIGTERM', 10_000), { code: 0, signal: null });
+
+    const second = await running();
+    await assertCompletedExactly(second, token, batchId, items, 120_000);
+  });
+
+  void test('an upload stalled mid-body does not hold SIGTERM: exit 0 within 10 s, nothing stored', async () => {
+    const token = await signToken(secret, `stalled-${randomUUID()}`);
+    const proc = await running();
+    const { port } = new URL(proc.baseUrl);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    const closed = once(socket, 'close');
+    socket.on('error', () => undefined);
+    // 100 kB announced, 10 bytes sent: the request is in flight and will never finish by itself.
+    socket.write(
+      `POST /products/ingestions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"items":[',
+    );
+    await sleep(300); // the request has reached the service (its headers are parsed)
+    const sent = Date.now();
+    assert.deepEqual(await stopProcess(proc, 'SIGTERM', 10_000), { code: 0, signal: null });
+    assert.ok(Date.now() - sent <= 10_000);
+    await closed; // the stalled connection was cut, not left open
+
+    const next = await running();
+    const list = await callService(next, token, 'GET', '/products/ingestions');
+    assert.deepEqual(list, { status: 200, json: { data: [], next_cursor: null } });
+  });
+});

@@ -1,0 +1,239 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { storeBatch } from '../helpers/stored-batch.ts';
+import { startSecondWorker } from '../helpers/second-worker.ts';
+import { product } from '../helpers/catalog-fixtures.ts';
+import { batchStatus, assertCounters, countersOf, waitTerminal } from '../helpers/assertions.ts';
+import { countBatchAttempt } from '../../src/worker/batch-progress.repository.ts';
+import type { BatchWorker } from '../../src/worker/batch-worker.ts';
+import { STALE_AFTER_SECONDS } from '../../src/worker/housekeeping.ts';
+import { deleteExpiredBatches } from '../../src/worker/housekeeping.repository.ts';
+
+/** The worker's housekeeping (src/worker/housekeeping.ts): the stale sweep and retention, each on a service of its own. */
+
+/**
+ * CONTRACT §5: a batch whose worker died mid-way is resumed by another worker within 2 minutes,
+ * even when its job is gone too. A second worker (its own pg-boss on the same queue, as a second
+ * process would have) starts before the orphans exist, so only its periodic sweep can find them.
+ * Both poll the queue once an hour (no setting allows that): the sweep must wake its own worker.
+ */
+void describe('the stale sweep', () => {
+  const HOUR_SECONDS = 3600;
+
+  let svc: TestService;
+  let worker: BatchWorker;
+
+  before(async () => {
+    svc = await startTestService({}, (config) => ({
+      ...config,
+      worker: { ...config.worker, pollMs: HOUR_SECONDS * 1000 },
+    }));
+    worker = await startSecondWorker(svc, { sweepIntervalMs: 200 });
+  });
+
+  after(async () => {
+    await worker?.stop(5_000);
+    await svc?.stop();
+  });
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** A batch as a worker that died just after taking it leaves it: run counted, no job, untouched since `ageSeconds`. */
+  async function orphan(tenant: string, items: unknown[], ageSeconds: number): Promise<string> {
+    const { db } = svc.service;
+    const batchId = await storeBatch(db, tenant, items);
+    assert.notEqual(await countBatchAttempt(db, tenant, batchId), null);
+    await db.query(
+      `UPDATE batches SET updated_at = now() - make_interval(secs => $3) WHERE tenant_id = $1 AND id = $2`,
+      [tenant, batchId, ageSeconds],
+    );
+    return batchId;
+  }
+
+  void test('the sweep resumes a batch left stale by a dead worker, and leaves a recently touched one alone', async () => {
+    const staleTenant = svc.tenant('stale');
+    const busyTenant = svc.tenant('busy');
+    const items = [product(), product({ type: 'Spaceships' }), product()];
+    // Another worker may still be on this one: touched just now.
+    const busyId = await orphan(busyTenant, [product()], 0);
+    const staleId = await orphan(staleTenant, items, STALE_AFTER_SECONDS + 5);
+
+    const staleToken = await svc.token(staleTenant);
+    const record = await waitTerminal(svc, staleToken, staleId, 20_000);
+    assertCounters(record, 'completed_with_errors', [3, 2, 1, 2, 1]);
+    const errors = await svc.allErrors(staleToken, staleId);
+    assert.deepEqual(
+      errors.map((e) => [e.index, (e.errors as Array<{ field: string }>)[0]?.field]),
+      [[1, 'type']],
+    );
+
+    // Several sweeps later, the recently touched batch is still where its worker left it.
+    await sleep(1_000);
+    assert.deepEqual(countersOf(await batchStatus(svc, await svc.token(busyTenant), busyId)), {
+      status: 'validating',
+      received_count: 1,
+      validated_ok: 0,
+      validated_failed: 0,
+      upserted: 0,
+      failed: 0,
+    });
+  });
+});
+
+/**
+ * BATCH_RETENTION_DAYS: an ended batch, with its error records, is deleted once its last change is
+ * that many days old; an unfinished batch and the catalog are kept however old.
+ */
+void describe('retention', () => {
+  let svc: TestService;
+
+  before(async () => {
+    // The service's own worker keeps every batch: only the calls below delete any.
+    svc = await startTestService({ BATCH_RETENTION_DAYS: '0' });
+  });
+
+  after(async () => {
+    await svc?.stop();
+  });
+
+  const DAY_SECONDS = 86_400;
+
+  /** Moves a batch's end (for an unfinished one, its last change) `seconds` into the past. */
+  async function age(tenant: string, batchId: string, seconds: number): Promise<void> {
+    await svc.service.db.query(
+      `UPDATE batches SET updated_at = updated_at - make_interval(secs => $3),
+                          ended_at = ended_at - make_interval(secs => $3)
+       WHERE tenant_id = $1 AND id = $2`,
+      [tenant, batchId, seconds],
+    );
+  }
+
+  /** What a client reads of a batch: its status code and the first page of its errors. */
+  async function readable(token: string, batchId: string): Promise<[number, number]> {
+    const status = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token });
+    const errors = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}/errors`, token });
+    return [status.statusCode, errors.statusCode];
+  }
+
+  async function errorRows(tenant: string, batchId: string): Promise<number> {
+    const rows = await svc.service.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM batch_item_errors WHERE tenant_id = $1 AND batch_id = $2`,
+      [tenant, batchId],
+    );
+    return rows[0]!.n;
+  }
+
+  void test('an ended batch past its retention goes with its errors; a younger one and an unfinished one stay', async () => {
+    const tenant = svc.tenant('retention');
+    const other = svc.tenant('retention-other');
+    const token = await svc.token(tenant);
+    const otherToken = await svc.token(other);
+
+    const old = await svc.submit(token, [
+      product({ external_id: 'kept-product' }),
+      product({ type: 'Rocket' }),
+    ]);
+    const young = await svc.submit(token, [product({ type: 'Rocket' })]);
+    const othersOld = await svc.submit(otherToken, [product({ type: 'Rocket' })]);
+    for (const [t, id] of [
+      [token, old],
+      [token, young],
+      [otherToken, othersOld],
+    ] as const) {
+      assert.equal(
+        (await svc.waitForTerminal(t, id)).status,
+        id === old ? 'completed_with_errors' : 'failed',
+      );
+    }
+    // Never run (no job was sent for it), and older than any retention: still to be processed.
+    const unfinished = await storeBatch(svc.service.db, tenant, [product()]);
+    await age(tenant, old, 30 * DAY_SECONDS + 60);
+    await age(tenant, young, 30 * DAY_SECONDS - 60);
+    await age(other, othersOld, 31 * DAY_SECONDS);
+    await age(tenant, unfinished, 365 * DAY_SECONDS);
+    // As a repair that reopened a batch would leave it: unfinished, its old end still set.
+    const reopened = await storeBatch(svc.service.db, tenant, [product()]);
+    await svc.service.db.query(
+      `UPDATE batches SET ended_at = now() - interval '365 days' WHERE tenant_id = $1 AND id = $2`,
+      [tenant, reopened],
+    );
+    assert.equal(await errorRows(tenant, old), 1);
+
+    await deleteExpiredBatches(svc.service.db, 30);
+
+    assert.deepEqual(await readable(token, old), [404, 404]);
+    assert.equal(await errorRows(tenant, old), 0);
+    assert.deepEqual(await readable(otherToken, othersOld), [404, 404]);
+    assert.deepEqual(await readable(token, young), [200, 200]);
+    assert.equal(await errorRows(tenant, young), 1);
+    for (const id of [unfinished, reopened]) {
+      const kept = await svc.request({ method: 'GET', url: `/products/ingestions/${id}`, token });
+      assert.equal(kept.json<{ status: string }>().status, 'accepted');
+    }
+    // The catalog the batch wrote is the tenant's, not the batch's.
+    const written = await svc.request({ method: 'GET', url: '/products/kept-product', token });
+    assert.equal(written.statusCode, 200);
+    // The list no longer shows it either.
+    const list = await svc.request({ method: 'GET', url: '/products/ingestions?limit=100', token });
+    assert.deepEqual(
+      list
+        .json<{ data: Array<{ batch_id: string }> }>()
+        .data.map((b) => b.batch_id)
+        .sort(),
+      [young, unfinished, reopened].sort(),
+    );
+  });
+
+  void test('more expired batches than one statement deletes are all deleted in one call', async () => {
+    const tenant = svc.tenant('retention-many');
+    const token = await svc.token(tenant);
+    const ids: string[] = [];
+    for (let i = 0; i < 230; i++) ids.push(await storeBatch(svc.service.db, tenant, [product()]));
+    await svc.service.db.query(
+      `UPDATE batches SET status = 'completed', updated_at = now() - interval '8 days',
+                          ended_at = now() - interval '8 days'
+       WHERE tenant_id = $1`,
+      [tenant],
+    );
+    // Batches of other tests that ended over 7 days ago go too: count them as the call will.
+    const [others] = await svc.service.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM batches WHERE tenant_id <> $1 AND ended_at < now() - interval '7 days'
+         AND status IN ('completed', 'completed_with_errors', 'failed')`,
+      [tenant],
+    );
+    assert.equal(await deleteExpiredBatches(svc.service.db, 7), 230 + others!.n);
+    const rows = await svc.service.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM batches WHERE tenant_id = $1`,
+      [tenant],
+    );
+    assert.equal(rows[0]!.n, 0);
+    assert.equal(
+      (await svc.request({ method: 'GET', url: `/products/ingestions/${ids[0]}`, token })).statusCode,
+      404,
+    );
+  });
+
+  void test("the worker's sweep applies BATCH_RETENTION_DAYS, and 0 keeps every batch", async () => {
+    const tenant = svc.tenant('retention-sweep');
+    const token = await svc.token(tenant);
+    const batchId = await svc.submit(token, [product()]);
+    assert.equal((await svc.waitForTerminal(token, batchId)).status, 'completed');
+    await age(tenant, batchId, 3 * DAY_SECONDS);
+
+    // The sweep a worker runs as it starts.
+    const keeping = await startSecondWorker(svc, { batchRetentionDays: 0 });
+    await keeping.stop(5_000);
+    assert.equal(
+      (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,
+      200,
+    );
+
+    const deleting = await startSecondWorker(svc, { batchRetentionDays: 2 });
+    await deleting.stop(5_000);
+    assert.equal(
+      (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,
+      404,
+    );
+  });
+});

@@ -1,0 +1,107 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Config } from '../../src/config.ts';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { product } from '../helpers/catalog-fixtures.ts';
+import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
+
+/**
+ * The worker side of a process (src/worker/start-worker.ts): on the API thread, or in a thread of
+ * its own (ROLE=all on a PostgreSQL server, WORKER_THREAD). Either way a submission wakes its own
+ * process's idle workers, so the batch starts now rather than at their next poll: with the poll an
+ * hour away (no setting allows that), only that wake can get a batch processed.
+ */
+
+const pollHourly = (config: Config): Config => ({
+  ...config,
+  worker: { ...config.worker, pollMs: 3_600_000 },
+});
+
+async function submitAndFinish(svc: TestService): Promise<void> {
+  const tenant = svc.tenant('wake');
+  const token = await svc.token(tenant);
+  for (let round = 0; round < 2; round++) {
+    const batchId = await svc.submit(token, [product(), product()]);
+    const record = await svc.waitForTerminal(token, batchId, 15_000);
+    assert.deepEqual(
+      { status: record.status, upserted: record.upserted, failed: record.failed },
+      { status: 'completed', upserted: 2, failed: 0 },
+    );
+  }
+}
+
+const sides = [
+  { thread: false, name: 'the worker on the API thread', woken: 'its queue is woken', skip: false },
+  {
+    thread: true,
+    name: 'the worker in its own thread',
+    woken: 'a message from the API thread',
+    skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER,
+  },
+] as const;
+
+for (const side of sides) {
+  void describe(side.name, { skip: side.skip }, () => {
+    let svc: TestService;
+    before(async () => {
+      svc = await startTestService({ WORKER_THREAD: String(side.thread) }, pollHourly);
+    });
+    after(async () => {
+      await svc?.stop();
+    });
+
+    void test(`is woken by each submission (${side.woken})`, async () => {
+      assert.notEqual(side.thread ? svc.service.workerThread : svc.service.worker, null);
+      await submitAndFinish(svc);
+    });
+  });
+}
+
+void describe(
+  'the worker thread, polling as configured',
+  { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+  () => {
+    let svc: TestService;
+    before(async () => {
+      // The service's own number of kept connections, which the pool figures below show.
+      svc = await startTestService({ WORKER_THREAD: 'true' }, undefined, { keptConnections: null });
+    });
+    after(async () => {
+      await svc?.stop();
+    });
+
+    void test('processes batches submitted to the API thread, and /metrics counts them', async () => {
+      assert.equal(svc.service.worker, null);
+      assert.notEqual(svc.service.workerThread, null);
+      const tenant = svc.tenant('thread');
+      const token = await svc.token(tenant);
+      const batchId = await svc.submit(token, [product(), product(), 'not an object']);
+      const record = await svc.waitForTerminal(token, batchId);
+      assert.deepEqual(
+        { status: record.status, upserted: record.upserted, failed: record.failed },
+        { status: 'completed_with_errors', upserted: 2, failed: 1 },
+      );
+
+      const metrics = await svc.request({ method: 'GET', url: '/metrics' });
+      assert.equal(metrics.statusCode, 200);
+      // Counted in the worker thread's registry, shown through the API thread's.
+      assert.match(metrics.body, /^ingestion_items_total\{outcome="upserted"\} 2$/m);
+      assert.match(metrics.body, /^ingestion_items_total\{outcome="failed"\} 1$/m);
+      assert.match(metrics.body, /^ingestion_batches_total\{status="completed_with_errors"\} 1$/m);
+      assert.match(
+        metrics.body,
+        /^http_request_duration_seconds_count\{method="POST",route="\/products\/ingestions",status="202"\} 1$/m,
+      );
+      // Each thread's pool apart: the API thread's twelve, opened at start and kept, and the
+      // worker thread's, opened as it needed them.
+      const pool = (role: string, state: string) =>
+        Number(
+          new RegExp(`^db_pool_connections\\{role="${role}",state="${state}"\\} (\\d+)$`, 'm').exec(
+            metrics.body,
+          )?.[1],
+        );
+      assert.equal(pool('all', 'idle') + pool('all', 'busy'), 12, metrics.body);
+      assert.ok(pool('worker', 'idle') + pool('worker', 'busy') >= 1, metrics.body);
+    });
+  },
+);
