@@ -90,7 +90,7 @@ test('a batch’s progress bar moves to 100 % while the page watches', { skip: s
     release();
     assert.notEqual(await lock, null, 'the test held the tenant lock');
     await world.api.submit(token, [product()]);
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
       const value = Number(await bar.getAttribute('value'));
       if (seen.at(-1) !== value) seen.push(value);
       if (value === 100) break;
