@@ -59,7 +59,9 @@ export function createPreviewService(deps: {
 
     async preview(tenantId, body) {
       // Parsed as the worker parses the stored body (batch-progress.repository `readItems`).
-      const { items } = JSON.parse(Buffer.from(body).toString('utf8')) as { items: unknown[] };
+      // A view of the bytes, not the copy `Buffer.from(bytes)` would make of up to megabytes first.
+      const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+      const { items } = JSON.parse(text) as { items: unknown[] };
       // The stored rows are read while the items are validated, so by every key the body names, valid
       // item or not: a valid item's keys are among them, and rows read for an invalid one are never
       // looked at. The pool hands out its connection on a later tick, so one turn of the event loop
