@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { SCOPES } from '../../src/auth/verify-token.ts';
@@ -53,6 +54,36 @@ export async function startTestServices<const E extends ReadonlyArray<Record<str
   await Promise.all(started.map((service) => service.stop()));
   throw failed.reason;
 }
+
+/**
+ * The setup of a file whose tests share services: one service per entry of `envs`, started before
+ * the file's first test and stopped after its last. Each is usable at once as a `TestService` whose
+ * members are read from the started service when a test runs (and throw before it has started).
+ */
+export function testServicesForFile<const E extends ReadonlyArray<Record<string, string>>>(
+  envs: E,
+): { -readonly [K in keyof E]: TestService } {
+  let started: TestService[] | undefined;
+  before(async () => {
+    started = await startTestServices(envs);
+  });
+  after(async () => {
+    await Promise.all((started ?? []).map((service) => service.stop()));
+  });
+  const lazy = (index: number): TestService =>
+    new Proxy({} as TestService, {
+      get(_, member) {
+        if (!started) throw new Error('a test service is used before it started');
+        // Its methods are closures over the started service: they need no `this`.
+        return Reflect.get(started[index]!, member) as unknown;
+      },
+    });
+  return envs.map((_, index) => lazy(index)) as { -readonly [K in keyof E]: TestService };
+}
+
+/** The setup of a file whose tests share one service (see `testServicesForFile`). */
+export const testServiceForFile = (env: Record<string, string> = {}): TestService =>
+  testServicesForFile([env])[0];
 
 /**
  * Starts the whole service in this process, on an in-memory PGlite by default, or on the server of
