@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { startTestServices, type TestService } from '../helpers/test-service.ts';
+import { testServicesForFile, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { assertProblem } from '../helpers/assertions.ts';
 import { startSecondWorker } from '../helpers/second-worker.ts';
@@ -9,20 +9,12 @@ import { startSecondWorker } from '../helpers/second-worker.ts';
 /** CONTRACT §10.2: the optional `Idempotency-Key` of `POST /products/ingestions`. */
 
 const PATH = '/products/ingestions';
-let svc: TestService;
-let limited: TestService;
-let queued: TestService;
-before(async () => {
-  [svc, limited, queued] = await startTestServices([
-    {},
-    { RATE_LIMIT_PER_MINUTE: '1' },
-    // No worker: nothing drains, so the backlog only grows.
-    { ROLE: 'api', MAX_PENDING_ITEMS: '3' },
-  ]);
-});
-after(async () => {
-  await Promise.all([svc?.stop(), limited?.stop(), queued?.stop()]);
-});
+const [svc, limited, queued] = testServicesForFile([
+  {},
+  { RATE_LIMIT_PER_MINUTE: '1' },
+  // No worker: nothing drains, so the backlog only grows.
+  { ROLE: 'api', MAX_PENDING_ITEMS: '3' },
+]);
 
 const post = (s: TestService, token: string, body: string | Buffer, key?: string) =>
   s.request({

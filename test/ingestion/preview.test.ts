@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServices, type TestService } from '../helpers/test-service.ts';
+import { testServicesForFile, type TestService } from '../helpers/test-service.ts';
 import { product, variant, withoutName, thief, skuOf } from '../helpers/catalog-fixtures.ts';
 import { allProducts, assertProblem, getProduct, ingest } from '../helpers/assertions.ts';
 import type { Queryable } from '../../src/db/database.ts';
@@ -10,20 +10,12 @@ import { createRateLimiter } from '../../src/ingestion/rate-limiter.ts';
 /** CONTRACT §10.3: `POST /products/ingestions/preview`, over HTTP against the real catalog. */
 
 const PATH = '/products/ingestions/preview';
-let svc: TestService;
-let limited: TestService;
-let queued: TestService;
-before(async () => {
-  [svc, limited, queued] = await startTestServices([
-    {},
-    { RATE_LIMIT_PER_MINUTE: '3' },
-    // No worker: batches stay queued, and the backlog only grows.
-    { ROLE: 'api', MAX_PENDING_ITEMS: '2' },
-  ]);
-});
-after(async () => {
-  await Promise.all([svc?.stop(), limited?.stop(), queued?.stop()]);
-});
+const [svc, limited, queued] = testServicesForFile([
+  {},
+  { RATE_LIMIT_PER_MINUTE: '3' },
+  // No worker: batches stay queued, and the backlog only grows.
+  { ROLE: 'api', MAX_PENDING_ITEMS: '2' },
+]);
 
 interface Entry {
   index: number;
