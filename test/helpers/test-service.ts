@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { after, before } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { SCOPES } from '../../src/auth/verify-token.ts';
@@ -8,6 +7,7 @@ import { signServiceToken } from '../../src/auth/sign-token.ts';
 import { startService, type Service } from '../../src/server.ts';
 import { embeddedTemplate } from './embedded-template.ts';
 import { dropServiceSchema } from './server-schema.ts';
+import { lateBound, startedForFile } from './file-fixture.ts';
 
 /** Every scope a token can carry. */
 export const ALL_SCOPES = Object.values(SCOPES).join(' ');
@@ -57,28 +57,20 @@ export async function startTestServices<const E extends ReadonlyArray<Record<str
 
 /**
  * The setup of a file whose tests share services: one service per entry of `envs`, started before
- * the file's first test and stopped after its last. Each is usable at once as a `TestService` whose
- * members are read from the started service when a test runs (and throw before it has started).
+ * the file's first test and stopped after its last, each usable at once as a `TestService`.
  */
 export function testServicesForFile<const E extends ReadonlyArray<Record<string, string>>>(
   envs: E,
 ): { -readonly [K in keyof E]: TestService } {
-  let started: TestService[] | undefined;
-  before(async () => {
-    started = await startTestServices(envs);
-  });
-  after(async () => {
-    await Promise.all((started ?? []).map((service) => service.stop()));
-  });
-  const lazy = (index: number): TestService =>
-    new Proxy({} as TestService, {
-      get(_, member) {
-        if (!started) throw new Error('a test service is used before it started');
-        // Its methods are closures over the started service: they need no `this`.
-        return Reflect.get(started[index]!, member) as unknown;
-      },
-    });
-  return envs.map((_, index) => lazy(index)) as { -readonly [K in keyof E]: TestService };
+  const started = startedForFile(
+    () => startTestServices(envs),
+    async (services) => {
+      await Promise.all(services.map((service) => service.stop()));
+    },
+  );
+  return envs.map((_, index) => lateBound(() => started()?.[index], 'a test service')) as {
+    -readonly [K in keyof E]: TestService;
+  };
 }
 
 /** The setup of a file whose tests share one service (see `testServicesForFile`). */
