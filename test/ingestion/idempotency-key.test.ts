@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { testServicesForFile, type TestService } from '../helpers/test-service.ts';
-import { product } from '../helpers/catalog-fixtures.ts';
+import { bodyOverLimit, product } from '../helpers/catalog-fixtures.ts';
 import { assertProblem } from '../helpers/assertions.ts';
 import { startSecondWorker } from '../helpers/second-worker.ts';
 
@@ -157,11 +157,10 @@ describe('Idempotency-Key: malformed values, refusals, expiry', () => {
       slug: 'malformed-json',
       instance: PATH,
     });
-    const size = 64 * 1024 * 1024 + 1024;
-    const huge = Buffer.alloc(size, 'a');
-    Buffer.from('{"items":["').copy(huge, 0);
-    Buffer.from('"]}').copy(huge, size - 3);
-    assertProblem(await post(svc, token, huge, 'retry-me'), { slug: 'payload-too-large', instance: PATH });
+    assertProblem(await post(svc, token, bodyOverLimit(), 'retry-me'), {
+      slug: 'payload-too-large',
+      instance: PATH,
+    });
     assert.deepEqual(await storedKeys(svc, tenant), []);
     // A body of its own, not a replay: the key was free.
     assertAccepted(await post(svc, token, bodyOf([product()]), 'retry-me'), false);

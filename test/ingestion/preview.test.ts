@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testServicesForFile, type TestService } from '../helpers/test-service.ts';
-import { product, variant, withoutName, thief, skuOf } from '../helpers/catalog-fixtures.ts';
+import { bodyOverLimit, product, variant, withoutName, thief, skuOf } from '../helpers/catalog-fixtures.ts';
 import { allProducts, assertProblem, getProduct, ingest } from '../helpers/assertions.ts';
 import type { Queryable } from '../../src/db/database.ts';
 import { createPreviewService } from '../../src/ingestion/preview.service.ts';
@@ -335,11 +335,7 @@ describe('preview: the body, limits and errors of a submission', () => {
       slug: 'unsupported-media-type',
       instance: PATH,
     });
-    const size = 64 * 1024 * 1024 + 1024;
-    const body = Buffer.alloc(size, 'a');
-    Buffer.from('{"items":["').copy(body, 0);
-    Buffer.from('"]}').copy(body, size - 3);
-    assertProblem(await post(body), { slug: 'payload-too-large', instance: PATH });
+    assertProblem(await post(bodyOverLimit()), { slug: 'payload-too-large', instance: PATH });
   });
 
   void test('scope ingestions:write is required', async () => {
