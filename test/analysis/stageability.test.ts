@@ -68,47 +68,39 @@ void test('an interior whose room type is unknown may be stageable', () => {
 });
 
 void test('exteriors, floor plans and other pictures are never stageable', () => {
-  const exterior = decideStageability(
-    quality(),
-    verdict({
-      roomType: 'exterior',
+  // Each confidence is 1 − P(interior) × P(stageable room 0.98) × P(gates ≈ 0.997).
+  const pictures = [
+    {
       scene: 'exterior',
       sceneProbabilities: { interior: 0.03, exterior: 0.95, floor_plan: 0.01, other: 0.01 },
-    }),
-  );
-  assert.deepEqual(
-    { isStageable: exterior.isStageable, roomType: exterior.roomType, details: exterior.details },
-    {
-      isStageable: false,
-      roomType: 'exterior',
       details: 'Exterior photo: only interior rooms can be staged',
+      confidence: 0.971,
     },
-  );
-  // 1 − P(interior 0.03) × P(stageable room 0.98) × P(gates ≈ 0.997).
-  assert.equal(exterior.confidence, 0.971);
-
-  const plan = decideStageability(
-    quality(),
-    verdict({
-      roomType: 'floor_plan',
+    {
       scene: 'floor_plan',
       sceneProbabilities: { interior: 0.1, exterior: 0, floor_plan: 0.9, other: 0 },
-    }),
-  );
-  assert.equal(plan.isStageable, false);
-  assert.equal(plan.details, 'Floor plan, not a photo of a room: only room photos can be staged');
-  assert.equal(plan.confidence, 0.902);
-
-  const other = decideStageability(
-    quality(),
-    verdict({
-      roomType: 'other',
+      details: 'Floor plan, not a photo of a room: only room photos can be staged',
+      confidence: 0.902,
+    },
+    {
       scene: 'other',
       sceneProbabilities: { interior: 0.2, exterior: 0, floor_plan: 0, other: 0.8 },
-    }),
-  );
-  assert.equal(other.isStageable, false);
-  assert.equal(other.details, 'Not a photo of a room: only interior room photos can be staged');
+      details: 'Not a photo of a room: only interior room photos can be staged',
+      confidence: 0.805,
+    },
+  ] as const;
+  for (const { scene, sceneProbabilities, details, confidence } of pictures) {
+    const decision = decideStageability(quality(), verdict({ roomType: scene, scene, sceneProbabilities }));
+    assert.deepEqual(
+      {
+        isStageable: decision.isStageable,
+        roomType: decision.roomType,
+        details: decision.details,
+        confidence: decision.confidence,
+      },
+      { isStageable: false, roomType: scene, details, confidence },
+    );
+  }
 });
 
 void test('corridors, staircases and closets are interiors that are not staged', () => {

@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { allProducts, assertProblem, ingestAndRead } from '../helpers/assertions.ts';
 
@@ -9,13 +9,7 @@ import { allProducts, assertProblem, ingestAndRead } from '../helpers/assertions
 
 type Item = Record<string, unknown>;
 
-let svc: TestService;
-before(async () => {
-  svc = await startTestService();
-});
-after(async () => {
-  await svc?.stop();
-});
+const svc = testServiceForFile();
 
 const productUrl = (externalId: string) => `/products/${encodeURIComponent(externalId)}`;
 const variantUrl = (externalId: string, sku: string) =>

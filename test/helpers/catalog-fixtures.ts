@@ -54,3 +54,13 @@ export const errorShapes = (records: Array<Record<string, unknown>>) =>
     sku: record.sku,
     errors: (record.errors as Array<Record<string, unknown>>).map(({ field, code }) => ({ field, code })),
   }));
+
+/** A well-formed `{"items":["aaa…"]}` body 1 KiB over the default MAX_BODY_BYTES (64 MiB). */
+export function bodyOverLimit(): Buffer {
+  const size = 64 * 1024 * 1024 + 1024;
+  const body = Buffer.alloc(size, 'a');
+  const suffix = Buffer.from('"]}');
+  Buffer.from('{"items":["').copy(body, 0);
+  suffix.copy(body, size - suffix.length);
+  return body;
+}

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { after, before } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
 import { insertBatch, insertBatchItems } from '../../src/ingestion/batch.repository.ts';
 import { createBatchProcessor, type BatchProcessor } from '../../src/worker/batch-processor.ts';
@@ -8,7 +7,7 @@ import { createBatchWorker, type BatchWorker } from '../../src/worker/batch-work
 import { createMetrics } from '../../src/observability/metrics.ts';
 import type { JobQueue } from '../../src/queue/job-queue.ts';
 import { pino } from 'pino';
-import { startTestService, type TestService } from './test-service.ts';
+import { testServiceForFile } from './test-service.ts';
 
 /** Batches stored directly and a batch processor the test runs itself: the worker below its queue. */
 
@@ -54,22 +53,10 @@ export const workerOn = (deps: {
  * file (small chunks, so a batch passes through many observable steps), and batches stored in it.
  */
 export function storedBatchService(env: Record<string, string> = { WORKER_CHUNK_SIZE: '50' }) {
-  let started: TestService | undefined;
-  before(async () => {
-    started = await startTestService(env);
-  });
-  after(async () => {
-    await started?.stop();
-  });
-  const svc = (): TestService => {
-    if (!started) throw new Error('the test service is used before it started');
-    return started;
-  };
+  const svc = testServiceForFile(env);
   return {
-    get svc() {
-      return svc();
-    },
-    storeBatch: (tenantId: string, items: unknown[]) => storeBatch(svc().service.db, tenantId, items),
-    bodyStored: (tenantId: string, batchId: string) => bodyStored(svc().service.db, tenantId, batchId),
+    svc,
+    storeBatch: (tenantId: string, items: unknown[]) => storeBatch(svc.service.db, tenantId, items),
+    bodyStored: (tenantId: string, batchId: string) => bodyStored(svc.service.db, tenantId, batchId),
   };
 }

@@ -7,6 +7,7 @@ import { signServiceToken } from '../../src/auth/sign-token.ts';
 import { startService, type Service } from '../../src/server.ts';
 import { embeddedTemplate } from './embedded-template.ts';
 import { dropServiceSchema } from './server-schema.ts';
+import { lateBound, startedForFile } from './file-fixture.ts';
 
 /** Every scope a token can carry. */
 export const ALL_SCOPES = Object.values(SCOPES).join(' ');
@@ -53,6 +54,28 @@ export async function startTestServices<const E extends ReadonlyArray<Record<str
   await Promise.all(started.map((service) => service.stop()));
   throw failed.reason;
 }
+
+/**
+ * The setup of a file whose tests share services: one service per entry of `envs`, started before
+ * the file's first test and stopped after its last, each usable at once as a `TestService`.
+ */
+export function testServicesForFile<const E extends ReadonlyArray<Record<string, string>>>(
+  envs: E,
+): { -readonly [K in keyof E]: TestService } {
+  const started = startedForFile(
+    () => startTestServices(envs),
+    async (services) => {
+      await Promise.all(services.map((service) => service.stop()));
+    },
+  );
+  return envs.map((_, index) => lateBound(() => started()?.[index], 'a test service')) as {
+    -readonly [K in keyof E]: TestService;
+  };
+}
+
+/** The setup of a file whose tests share one service (see `testServicesForFile`). */
+export const testServiceForFile = (env: Record<string, string> = {}): TestService =>
+  testServicesForFile([env])[0];
 
 /**
  * Starts the whole service in this process, on an in-memory PGlite by default, or on the server of

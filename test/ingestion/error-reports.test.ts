@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { assertProblem, ingestAndRead } from '../helpers/assertions.ts';
 import { createErrorReports, ERROR_WALK_PAGE } from '../../src/ingestion/error-reports.service.ts';
@@ -10,13 +10,7 @@ import { createErrorReports, ERROR_WALK_PAGE } from '../../src/ingestion/error-r
 
 type Item = Record<string, unknown>;
 
-let svc: TestService;
-before(async () => {
-  svc = await startTestService();
-});
-after(async () => {
-  await svc?.stop();
-});
+const svc = testServiceForFile();
 
 /** A valid product without the top-level fields `missing`. */
 function without(...missing: string[]): Item {

@@ -1,28 +1,20 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { startTestServices, type TestService } from '../helpers/test-service.ts';
-import { product } from '../helpers/catalog-fixtures.ts';
+import { testServicesForFile, type TestService } from '../helpers/test-service.ts';
+import { bodyOverLimit, product } from '../helpers/catalog-fixtures.ts';
 import { assertProblem } from '../helpers/assertions.ts';
 import { startSecondWorker } from '../helpers/second-worker.ts';
 
 /** CONTRACT §10.2: the optional `Idempotency-Key` of `POST /products/ingestions`. */
 
 const PATH = '/products/ingestions';
-let svc: TestService;
-let limited: TestService;
-let queued: TestService;
-before(async () => {
-  [svc, limited, queued] = await startTestServices([
-    {},
-    { RATE_LIMIT_PER_MINUTE: '1' },
-    // No worker: nothing drains, so the backlog only grows.
-    { ROLE: 'api', MAX_PENDING_ITEMS: '3' },
-  ]);
-});
-after(async () => {
-  await Promise.all([svc?.stop(), limited?.stop(), queued?.stop()]);
-});
+const [svc, limited, queued] = testServicesForFile([
+  {},
+  { RATE_LIMIT_PER_MINUTE: '1' },
+  // No worker: nothing drains, so the backlog only grows.
+  { ROLE: 'api', MAX_PENDING_ITEMS: '3' },
+]);
 
 const post = (s: TestService, token: string, body: string | Buffer, key?: string) =>
   s.request({
@@ -165,11 +157,10 @@ describe('Idempotency-Key: malformed values, refusals, expiry', () => {
       slug: 'malformed-json',
       instance: PATH,
     });
-    const size = 64 * 1024 * 1024 + 1024;
-    const huge = Buffer.alloc(size, 'a');
-    Buffer.from('{"items":["').copy(huge, 0);
-    Buffer.from('"]}').copy(huge, size - 3);
-    assertProblem(await post(svc, token, huge, 'retry-me'), { slug: 'payload-too-large', instance: PATH });
+    assertProblem(await post(svc, token, bodyOverLimit(), 'retry-me'), {
+      slug: 'payload-too-large',
+      instance: PATH,
+    });
     assert.deepEqual(await storedKeys(svc, tenant), []);
     // A body of its own, not a replay: the key was free.
     assertAccepted(await post(svc, token, bodyOf([product()]), 'retry-me'), false);

@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServices, type TestService } from '../helpers/test-service.ts';
-import { product, variant, withoutName, thief, skuOf } from '../helpers/catalog-fixtures.ts';
+import { testServicesForFile, type TestService } from '../helpers/test-service.ts';
+import { bodyOverLimit, product, variant, withoutName, thief, skuOf } from '../helpers/catalog-fixtures.ts';
 import { allProducts, assertProblem, getProduct, ingest } from '../helpers/assertions.ts';
 import type { Queryable } from '../../src/db/database.ts';
 import { createPreviewService } from '../../src/ingestion/preview.service.ts';
@@ -10,20 +10,12 @@ import { createRateLimiter } from '../../src/ingestion/rate-limiter.ts';
 /** CONTRACT §10.3: `POST /products/ingestions/preview`, over HTTP against the real catalog. */
 
 const PATH = '/products/ingestions/preview';
-let svc: TestService;
-let limited: TestService;
-let queued: TestService;
-before(async () => {
-  [svc, limited, queued] = await startTestServices([
-    {},
-    { RATE_LIMIT_PER_MINUTE: '3' },
-    // No worker: batches stay queued, and the backlog only grows.
-    { ROLE: 'api', MAX_PENDING_ITEMS: '2' },
-  ]);
-});
-after(async () => {
-  await Promise.all([svc?.stop(), limited?.stop(), queued?.stop()]);
-});
+const [svc, limited, queued] = testServicesForFile([
+  {},
+  { RATE_LIMIT_PER_MINUTE: '3' },
+  // No worker: batches stay queued, and the backlog only grows.
+  { ROLE: 'api', MAX_PENDING_ITEMS: '2' },
+]);
 
 interface Entry {
   index: number;
@@ -343,11 +335,7 @@ describe('preview: the body, limits and errors of a submission', () => {
       slug: 'unsupported-media-type',
       instance: PATH,
     });
-    const size = 64 * 1024 * 1024 + 1024;
-    const body = Buffer.alloc(size, 'a');
-    Buffer.from('{"items":["').copy(body, 0);
-    Buffer.from('"]}').copy(body, size - 3);
-    assertProblem(await post(body), { slug: 'payload-too-large', instance: PATH });
+    assertProblem(await post(bodyOverLimit()), { slug: 'payload-too-large', instance: PATH });
   });
 
   void test('scope ingestions:write is required', async () => {

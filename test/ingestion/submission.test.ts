@@ -2,7 +2,7 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { product } from '../helpers/catalog-fixtures.ts';
+import { bodyOverLimit, product } from '../helpers/catalog-fixtures.ts';
 import {
   allProducts,
   assertNothingStored,
@@ -418,13 +418,7 @@ void describe('other refusals (nothing stored)', () => {
 
   void test('a body over MAX_BODY_BYTES (64 MiB by default) is 413 payload-too-large', async () => {
     const token = await freshToken();
-    const size = 64 * 1024 * 1024 + 1024;
-    const prefix = Buffer.from('{"items":["');
-    const suffix = Buffer.from('"]}');
-    const body = Buffer.alloc(size, 'a');
-    prefix.copy(body, 0);
-    suffix.copy(body, size - suffix.length);
-    assertProblem(await post(token, body), { slug: 'payload-too-large', instance: PATH });
+    assertProblem(await post(token, bodyOverLimit()), { slug: 'payload-too-large', instance: PATH });
     await assertNothingStored(svc, token);
   });
 });

@@ -7,13 +7,10 @@ import { startBalancer, type Balancer } from '../../reliability/balancer.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import {
   freePort,
-  signToken,
-  spawnService,
+  serviceProcessesForFile,
   stopProcess,
-  uniqueSchema,
   type ServiceProcess,
 } from '../helpers/process-service.ts';
-import { dropServiceSchema } from '../helpers/server-schema.ts';
 import { TERMINAL } from '../helpers/assertions.ts';
 
 /**
@@ -23,36 +20,22 @@ import { TERMINAL } from '../helpers/assertions.ts';
  * included) and no accepted batch may be lost.
  */
 
-const serverUrl = process.env.TEST_DATABASE_URL;
-const secret = randomBytes(32).toString('hex');
-const schema = uniqueSchema('test_rolling');
+const processes = serviceProcessesForFile('rolling');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const processes: ServiceProcess[] = [];
 let balancer: Balancer | undefined;
 
 after(async () => {
   await balancer?.close();
-  for (const proc of processes) {
-    if (proc.alive()) {
-      proc.child.kill('SIGKILL');
-      await proc.exited;
-    }
-  }
-  if (serverUrl) await dropServiceSchema(serverUrl, schema);
 });
 
 async function start(role: 'api' | 'worker', port: number): Promise<ServiceProcess> {
-  const proc = await spawnService({
-    AUTH_JWT_SECRET: secret,
-    DATABASE_URL: serverUrl!,
-    DATABASE_SCHEMA: schema,
+  const proc = await processes.start({
     ROLE: role,
     PORT: String(port),
     ANALYSIS_ENABLED: 'false',
     WORKER_POLL_MS: '500',
     RATE_LIMIT_PER_MINUTE: '100000',
   });
-  processes.push(proc);
   for (;;) {
     const res = await fetch(`${proc.baseUrl}/readyz`);
     await res.arrayBuffer();
@@ -64,7 +47,9 @@ async function start(role: 'api' | 'worker', port: number): Promise<ServiceProce
 void test(
   'a rolling restart of two API processes behind a balancer fails no request and loses no batch',
   {
-    skip: serverUrl ? false : 'needs TEST_DATABASE_URL: several processes share one PostgreSQL server',
+    skip: processes.serverUrl
+      ? false
+      : 'needs TEST_DATABASE_URL: several processes share one PostgreSQL server',
     timeout: 240_000,
   },
   async () => {
@@ -74,7 +59,7 @@ void test(
     await start('worker', await freePort());
     balancer = await startBalancer(ports);
     const base = `http://127.0.0.1:${balancer.port}`;
-    const token = await signToken(secret, `rolling-${randomBytes(4).toString('hex')}`);
+    const token = await processes.token(`rolling-${randomBytes(4).toString('hex')}`);
     const headers = { authorization: `Bearer ${token}` };
 
     const failures: string[] = [];

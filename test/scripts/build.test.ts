@@ -10,13 +10,10 @@ import { startScriptNodeArgs } from '../../bench/service-process.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import {
   freePort,
-  signToken,
-  spawnService,
+  serviceProcessesForFile,
   stopProcess,
-  uniqueSchema,
   type ServiceProcess,
 } from '../helpers/process-service.ts';
-import { dropServiceSchema } from '../helpers/server-schema.ts';
 import { assertCounters, type StatusRecord } from '../helpers/assertions.ts';
 
 /**
@@ -28,16 +25,12 @@ import { assertCounters, type StatusRecord } from '../helpers/assertions.ts';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const secret = randomBytes(32).toString('hex');
-const serverUrl = process.env.TEST_DATABASE_URL;
-const schema = serverUrl ? uniqueSchema('test_build') : undefined;
+const processes = serviceProcessesForFile('build-test');
 // Inside the repository, so that the compiled modules find node_modules.
 const outDir = path.join(ROOT, `.build-test-${randomBytes(4).toString('hex')}`);
-let dataDir: string;
 let service: ServiceProcess | undefined;
 
 before(async () => {
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'build-test-'));
   await run(process.execPath, ['--import', 'tsx', 'scripts/build.ts', '--out-dir', outDir], {
     cwd: ROOT,
     timeout: 120_000,
@@ -45,29 +38,15 @@ before(async () => {
 });
 
 after(async () => {
-  if (service?.alive()) {
-    service.child.kill('SIGKILL');
-    await service.exited;
-  }
   await fs.rm(outDir, { recursive: true, force: true });
-  await fs.rm(dataDir, { recursive: true, force: true });
-  if (serverUrl && schema) {
-    await dropServiceSchema(serverUrl, schema);
-  }
 });
 
 /** Starts the compiled service, as `npm start` runs it, on this file's database. */
 function spawnCompiled(): Promise<ServiceProcess> {
-  return spawnService(
-    {
-      AUTH_JWT_SECRET: secret,
-      DATA_DIR: dataDir,
-      ANALYSIS_ENABLED: 'false',
-      ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
-    },
-    60_000,
-    [...startScriptNodeArgs(), path.join(outDir, 'main.js')],
-  );
+  return processes.start({ ANALYSIS_ENABLED: 'false' }, [
+    ...startScriptNodeArgs(),
+    path.join(outDir, 'main.js'),
+  ]);
 }
 
 void test('the build carries the files the code reads next to itself, byte for byte', async () => {
@@ -84,7 +63,7 @@ void test('the build carries the files the code reads next to itself, byte for b
 void test('the compiled service ingests a batch, serves the product and drains on SIGTERM', async () => {
   service = await spawnCompiled();
   const headers = {
-    authorization: `Bearer ${await signToken(secret, 'acme')}`,
+    authorization: `Bearer ${await processes.token('acme')}`,
     'content-type': 'application/json',
   };
   const item = product({ name: 'Compiled sofa' });
@@ -153,7 +132,7 @@ void test('SIGTERM sent to `npm start` itself reaches the service, which drains 
       HOME: process.env.HOME ?? '',
       PORT: String(port),
       DATA_DIR: ownData,
-      AUTH_JWT_SECRET: secret,
+      AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
       ANALYSIS_ENABLED: 'false',
       NODE_ENV: 'test',
     },

@@ -2,100 +2,90 @@
  * The analyzer view in headless Chromium against the whole service with its real vision model: two
  * images served from loopback, each shown (loaded by the browser) beside the service's verdict.
  */
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { roomPhoto, serve, solid, startServer } from '../analysis/analysis-helpers.ts';
 import type { Analysis } from '../../ui/src/api-types.ts';
 import {
   assertAccessible,
   assertFitsWidth,
+  browserTest,
+  dashboardWorldForFile,
   PHONE,
   scenario,
   screenshot,
-  skipBrowser,
-  startDashboardWorld,
-  type DashboardWorld,
 } from './dashboard-browser.ts';
 
-let world: DashboardWorld;
 let images: Awaited<ReturnType<typeof startServer>>;
 
 before(async () => {
-  if (skipBrowser) return;
   images = await startServer({
     '/room.jpg': serve(await roomPhoto(1024, 768)),
     '/tiny.png': serve(await solid(96, 64, 30), 'image/png'),
   });
-  world = await startDashboardWorld({ ANALYSIS_ALLOW_PRIVATE_HOSTS: 'true' }, { analyzer: true });
 });
 after(async () => {
-  await world?.stop();
   await images?.close();
 });
 
-test(
-  'two loopback images are shown beside their verdicts and the summary',
-  { skip: skipBrowser },
-  async (t) => {
-    const token = await world.api.token(world.api.tenant('analyzer'));
-    const urls = [images.url('/room.jpg'), images.url('/tiny.png')];
-    for (const viewport of [undefined, PHONE]) {
-      const page = await world.open(token, '#/analyzer', viewport);
-      await scenario(t, page, viewport ? 'analyzer-phone' : 'analyzer', async () => {
-        await page.getByLabel('Image URLs').fill(urls.join('\n'));
-        const [response] = await Promise.all([
-          page.waitForResponse((res) => res.url().endsWith('/analysis/stageability/multiple')),
-          page.getByRole('button', { name: 'Analyze' }).click(),
-        ]);
-        assert.equal(response.status(), 200);
-        const analysis = (await response.json()) as Analysis;
-        assert.deepEqual(
-          analysis.images.map((image) => image.imageUrl),
-          urls,
-        );
-        await page
-          .getByRole('status')
-          .filter({ hasText: 'Analyzed 2 image(s).' })
-          .waitFor({ timeout: 60_000 });
-        const cards = page.getByRole('listitem').filter({ has: page.getByRole('img') });
-        assert.equal(await cards.count(), 2);
-        for (const [index, image] of analysis.images.entries()) {
-          const text = await cards.nth(index).innerText();
-          assert.ok(text.includes(image.details), `card ${index} shows “${image.details}”`);
-          assert.ok(text.includes(image.isStageable ? 'stageable' : 'not stageable'));
-          assert.ok(text.includes(`${Math.round(image.confidence * 100)}%`));
-          assert.equal(
-            Number(await cards.nth(index).getByRole('meter').getAttribute('value')),
-            image.confidence,
-          );
-        }
-        assert.equal(analysis.images[1]!.isStageable, false, 'a 96×64 picture is too small to stage');
-        // The pictures come from a loopback http: server; the page's CSP lets them load.
-        await page.waitForFunction(() =>
-          Array.from(
-            (
-              globalThis as unknown as {
-                document: { images: Array<{ complete: boolean; naturalWidth: number }> };
-              }
-            ).document.images,
-          ).every((image) => image.complete && image.naturalWidth > 0),
-        );
-        const summary = (await page.getByTestId('analysis-summary').innerText()).replace(/\s+/g, ' ');
-        const { summary: expected } = analysis;
+const world = dashboardWorldForFile({ ANALYSIS_ALLOW_PRIVATE_HOSTS: 'true' }, { analyzer: true });
+
+browserTest('two loopback images are shown beside their verdicts and the summary', async (t) => {
+  const token = await world.api.token(world.api.tenant('analyzer'));
+  const urls = [images.url('/room.jpg'), images.url('/tiny.png')];
+  for (const viewport of [undefined, PHONE]) {
+    const page = await world.open(token, '#/analyzer', viewport);
+    await scenario(t, page, viewport ? 'analyzer-phone' : 'analyzer', async () => {
+      await page.getByLabel('Image URLs').fill(urls.join('\n'));
+      const [response] = await Promise.all([
+        page.waitForResponse((res) => res.url().endsWith('/analysis/stageability/multiple')),
+        page.getByRole('button', { name: 'Analyze' }).click(),
+      ]);
+      assert.equal(response.status(), 200);
+      const analysis = (await response.json()) as Analysis;
+      assert.deepEqual(
+        analysis.images.map((image) => image.imageUrl),
+        urls,
+      );
+      await page.getByRole('status').filter({ hasText: 'Analyzed 2 image(s).' }).waitFor({ timeout: 60_000 });
+      const cards = page.getByRole('listitem').filter({ has: page.getByRole('img') });
+      assert.equal(await cards.count(), 2);
+      for (const [index, image] of analysis.images.entries()) {
+        const text = await cards.nth(index).innerText();
+        assert.ok(text.includes(image.details), `card ${index} shows “${image.details}”`);
+        assert.ok(text.includes(image.isStageable ? 'stageable' : 'not stageable'));
+        assert.ok(text.includes(`${Math.round(image.confidence * 100)}%`));
         assert.equal(
-          summary,
-          `Images 2 Stageable ${expected.stageableImages} Not stageable ${expected.nonStageableImages} ` +
-            `Mean confidence ${Math.round(expected.confidence * 100)}% ` +
-            `Room types ${expected.roomTypes.join(', ').replaceAll('_', ' ') || '—'}`,
+          Number(await cards.nth(index).getByRole('meter').getAttribute('value')),
+          image.confidence,
         );
-        await assertAccessible(page, 'analyzer');
-        if (viewport) await assertFitsWidth(page);
-        else
-          await screenshot(page, 'analyzer', {
-            scrollTo: page.getByRole('heading', { name: 'Summary' }),
-            docs: true,
-          });
-      });
-    }
-  },
-);
+      }
+      assert.equal(analysis.images[1]!.isStageable, false, 'a 96×64 picture is too small to stage');
+      // The pictures come from a loopback http: server; the page's CSP lets them load.
+      await page.waitForFunction(() =>
+        Array.from(
+          (
+            globalThis as unknown as {
+              document: { images: Array<{ complete: boolean; naturalWidth: number }> };
+            }
+          ).document.images,
+        ).every((image) => image.complete && image.naturalWidth > 0),
+      );
+      const summary = (await page.getByTestId('analysis-summary').innerText()).replace(/\s+/g, ' ');
+      const { summary: expected } = analysis;
+      assert.equal(
+        summary,
+        `Images 2 Stageable ${expected.stageableImages} Not stageable ${expected.nonStageableImages} ` +
+          `Mean confidence ${Math.round(expected.confidence * 100)}% ` +
+          `Room types ${expected.roomTypes.join(', ').replaceAll('_', ' ') || '—'}`,
+      );
+      await assertAccessible(page, 'analyzer');
+      if (viewport) await assertFitsWidth(page);
+      else
+        await screenshot(page, 'analyzer', {
+          scrollTo: page.getByRole('heading', { name: 'Summary' }),
+          docs: true,
+        });
+    });
+  }
+});

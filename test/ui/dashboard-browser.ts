@@ -8,12 +8,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import sharp from 'sharp';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { lateBound, startedForFile } from '../helpers/file-fixture.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -106,6 +107,24 @@ export async function startDashboardWorld(
       await api.stop();
     },
   };
+}
+
+/** The world of a browser test file (see `startDashboardWorld`), started before its first test and stopped after its last. */
+export function dashboardWorldForFile(
+  env: Record<string, string> = {},
+  options: { analyzer?: boolean } = {},
+): DashboardWorld {
+  const started = startedForFile(
+    () => startDashboardWorld(env, options),
+    (world) => world.stop(),
+    { skip: skipBrowser !== false },
+  );
+  return lateBound(started, 'the dashboard world');
+}
+
+/** A test that needs the browser: skipped, and saying why, where Chromium is missing. */
+export function browserTest(name: string, body: (t: TestContext) => Promise<void>): void {
+  void test(name, { skip: skipBrowser }, body);
 }
 
 /** Violations of the page's CSP, by page: a test fails when the dashboard trips its own policy. */

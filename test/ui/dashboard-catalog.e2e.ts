@@ -2,7 +2,7 @@
  * The dashboard in headless Chromium against the real service: the catalog (search, a product with
  * its thumbnails, deleting a variant) and webhooks (creating an endpoint, seeing its delivery).
  */
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
@@ -12,12 +12,11 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import {
   assertAccessible,
   assertFitsWidth,
+  browserTest,
+  dashboardWorldForFile,
   PHONE,
   scenario,
   screenshot,
-  skipBrowser,
-  startDashboardWorld,
-  type DashboardWorld,
 } from './dashboard-browser.ts';
 
 /** A webhook receiver on loopback: every request it got, answered 204. */
@@ -45,110 +44,100 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-let world: DashboardWorld;
 let receiver: Receiver;
 
 before(async () => {
-  if (skipBrowser) return;
   receiver = await startReceiver();
-  world = await startDashboardWorld({ WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true' });
 });
 after(async () => {
-  await world?.stop();
   await receiver?.close();
 });
 
-test(
-  'a product opens with its thumbnails; a variant is deleted after confirmation',
-  { skip: skipBrowser },
-  async (t) => {
-    const tenant = world.api.tenant('catalog');
-    const token = await world.api.token(tenant);
-    const item = product({
-      external_id: 'sofa-linen-3',
-      variants: [
-        variant({ sku: 'sofa-linen-3-oat', images: [{ url: 'https://cdn.example/oat.png', angle: 0 }] }),
-        variant({
-          sku: 'sofa-linen-3-slate',
-          name: 'Slate linen',
-          color: 'Gray',
-          images: [{ url: 'https://cdn.example/slate.png', angle: 90 }],
-        }),
-      ],
-    });
-    await world.api.waitForTerminal(
-      token,
-      await world.api.submit(token, [product({ external_id: 'chair-1' }), item]),
+const world = dashboardWorldForFile({ WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true' });
+
+browserTest('a product opens with its thumbnails; a variant is deleted after confirmation', async (t) => {
+  const tenant = world.api.tenant('catalog');
+  const token = await world.api.token(tenant);
+  const item = product({
+    external_id: 'sofa-linen-3',
+    variants: [
+      variant({ sku: 'sofa-linen-3-oat', images: [{ url: 'https://cdn.example/oat.png', angle: 0 }] }),
+      variant({
+        sku: 'sofa-linen-3-slate',
+        name: 'Slate linen',
+        color: 'Gray',
+        images: [{ url: 'https://cdn.example/slate.png', angle: 90 }],
+      }),
+    ],
+  });
+  await world.api.waitForTerminal(
+    token,
+    await world.api.submit(token, [product({ external_id: 'chair-1' }), item]),
+  );
+  const page = await world.open(token, '#/catalog');
+  // The thumbnails' host: the browser asks for them over https; the test answers with a picture.
+  // One colour per picture, so the screenshot shows which thumbnail is whose.
+  const thumbnails = new Map<string, Buffer>();
+  for (const [name, colour] of [
+    ['oat', '#c8b99a'],
+    ['slate', '#5b6670'],
+  ] as const)
+    thumbnails.set(
+      `https://cdn.example/${name}.png`,
+      await sharp({ create: { width: 64, height: 64, channels: 3, background: colour } })
+        .png()
+        .toBuffer(),
     );
-    const page = await world.open(token, '#/catalog');
-    // The thumbnails' host: the browser asks for them over https; the test answers with a picture.
-    // One colour per picture, so the screenshot shows which thumbnail is whose.
-    const thumbnails = new Map<string, Buffer>();
-    for (const [name, colour] of [
-      ['oat', '#c8b99a'],
-      ['slate', '#5b6670'],
-    ] as const)
-      thumbnails.set(
-        `https://cdn.example/${name}.png`,
-        await sharp({ create: { width: 64, height: 64, channels: 3, background: colour } })
-          .png()
-          .toBuffer(),
-      );
-    await page.route('https://cdn.example/**', (route) =>
-      route.fulfill({ contentType: 'image/png', body: thumbnails.get(route.request().url()) }),
-    );
-    await scenario(t, page, 'product-delete', async () => {
-      await page.getByRole('link', { name: 'chair-1' }).waitFor();
-      await assertAccessible(page, 'catalog');
-      await screenshot(page, 'catalog', { docs: true });
-      await page.getByLabel('External id starts with').fill('sofa-');
-      await page.getByRole('button', { name: 'Search' }).click();
+  await page.route('https://cdn.example/**', (route) =>
+    route.fulfill({ contentType: 'image/png', body: thumbnails.get(route.request().url()) }),
+  );
+  await scenario(t, page, 'product-delete', async () => {
+    await page.getByRole('link', { name: 'chair-1' }).waitFor();
+    await assertAccessible(page, 'catalog');
+    await screenshot(page, 'catalog', { docs: true });
+    await page.getByLabel('External id starts with').fill('sofa-');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('caption').filter({ hasText: 'starts with “sofa-”' }).waitFor({ state: 'attached' });
+    assert.deepEqual(
       await page
-        .getByRole('caption')
-        .filter({ hasText: 'starts with “sofa-”' })
-        .waitFor({ state: 'attached' });
-      assert.deepEqual(
-        await page
-          .getByRole('region', { name: /starts with/ })
-          .getByRole('link')
-          .allInnerTexts(),
-        ['sofa-linen-3'],
-      );
-      await page.getByRole('link', { name: 'sofa-linen-3' }).click();
+        .getByRole('region', { name: /starts with/ })
+        .getByRole('link')
+        .allInnerTexts(),
+      ['sofa-linen-3'],
+    );
+    await page.getByRole('link', { name: 'sofa-linen-3' }).click();
 
-      const images = page.getByRole('img', { name: /image 1/ });
-      await images.nth(1).waitFor();
-      await page.waitForFunction(() =>
-        Array.from(
-          (
-            globalThis as unknown as {
-              document: { images: Array<{ complete: boolean; naturalWidth: number }> };
-            }
-          ).document.images,
-        ).every((image) => image.complete && image.naturalWidth === 64),
-      );
-      await assertAccessible(page, 'product');
-      await screenshot(page, 'product', { docs: true });
+    const images = page.getByRole('img', { name: /image 1/ });
+    await images.nth(1).waitFor();
+    await page.waitForFunction(() =>
+      Array.from(
+        (
+          globalThis as unknown as {
+            document: { images: Array<{ complete: boolean; naturalWidth: number }> };
+          }
+        ).document.images,
+      ).every((image) => image.complete && image.naturalWidth === 64),
+    );
+    await assertAccessible(page, 'product');
+    await screenshot(page, 'product', { docs: true });
 
-      page.once('dialog', (dialog) => {
-        assert.equal(dialog.message(), 'Delete variant sofa-linen-3-slate? This cannot be undone.');
-        void dialog.accept();
-      });
-      await page.getByRole('button', { name: 'Delete variant sofa-linen-3-slate' }).click();
-      await page.getByRole('status').filter({ hasText: 'Deleted variant sofa-linen-3-slate.' }).waitFor();
-      await page.getByRole('heading', { name: 'Variants (1)' }).waitFor();
-      const stored = await world.api.request({ method: 'GET', url: '/products/sofa-linen-3', token });
-      assert.deepEqual(
-        stored.json().variants.map((v: { sku: string }) => v.sku),
-        ['sofa-linen-3-oat'],
-      );
+    page.once('dialog', (dialog) => {
+      assert.equal(dialog.message(), 'Delete variant sofa-linen-3-slate? This cannot be undone.');
+      void dialog.accept();
     });
-  },
-);
+    await page.getByRole('button', { name: 'Delete variant sofa-linen-3-slate' }).click();
+    await page.getByRole('status').filter({ hasText: 'Deleted variant sofa-linen-3-slate.' }).waitFor();
+    await page.getByRole('heading', { name: 'Variants (1)' }).waitFor();
+    const stored = await world.api.request({ method: 'GET', url: '/products/sofa-linen-3', token });
+    assert.deepEqual(
+      stored.json().variants.map((v: { sku: string }) => v.sku),
+      ['sofa-linen-3-oat'],
+    );
+  });
+});
 
-test(
+browserTest(
   'a webhook endpoint is created (secret shown once) and its delivery appears in the log',
-  { skip: skipBrowser },
   async (t) => {
     const tenant = world.api.tenant('hooks');
     const token = await world.api.token(tenant);

@@ -2,7 +2,6 @@
  * The dashboard in headless Chromium against the real service: signing in, a batch's live progress,
  * and importing a file with one bad item through preview, submission, the errors table and the CSV.
  */
-import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,67 +10,57 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import {
   assertAccessible,
   assertFitsWidth,
+  browserTest,
+  dashboardWorldForFile,
   PHONE,
   scenario,
   screenshot,
-  skipBrowser,
-  startDashboardWorld,
-  type DashboardWorld,
 } from './dashboard-browser.ts';
 
-let world: DashboardWorld;
+const world = dashboardWorldForFile();
 
-before(async () => {
-  if (!skipBrowser) world = await startDashboardWorld();
+browserTest('signing in shows the tenant, scopes and expiry; a refused token says 401 and why', async (t) => {
+  const tenant = world.api.tenant('signin');
+  const token = await world.api.token(tenant, {
+    scope: 'ingestions:read ingestions:write',
+    ttlSeconds: 600,
+  });
+  const page = await world.open(null, '#/sign-in');
+  await scenario(t, page, 'sign-in-forbidden', async () => {
+    await assertAccessible(page, 'sign-in');
+    await screenshot(page, 'sign-in', { docs: true });
+    // By keyboard only: the token field has the focus, the button is the next stop.
+    await page.keyboard.insertText(token);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getByTestId('tenant').textContent(), tenant);
+    assert.equal(await page.getByTestId('scopes').textContent(), 'ingestions:read ingestions:write');
+    const expiry = await page.getByTestId('expiry').textContent();
+    assert.ok(expiry && !expiry.includes('expired') && expiry !== 'never', `expiry shown as ${expiry}`);
+    assert.equal(
+      await page.evaluate('location.href.includes(sessionStorage.getItem("catalog-dashboard.token"))'),
+      false,
+    );
+    await page.getByRole('cell', { name: /No batches yet/ }).waitFor();
+    await assertAccessible(page, 'batches');
+
+    // Forbidden: the token lacks catalog:read.
+    await page.getByRole('link', { name: 'Catalog' }).click();
+    const alert = page.locator('.auth-alert');
+    await alert.filter({ hasText: 'Not allowed (403)' }).waitFor();
+    assert.match((await alert.textContent()) ?? '', /lacks the scope this needs/);
+  });
+
+  const forged = await world.api.token(tenant);
+  const other = await world.open(`${forged.slice(0, -4)}AAAA`);
+  await scenario(t, other, 'sign-in-refused', async () => {
+    const alert = other.locator('.auth-alert');
+    await alert.filter({ hasText: 'Not signed in (401)' }).waitFor();
+    assert.match((await alert.textContent()) ?? '', /Sign in again with a valid token/);
+  });
 });
-after(() => world?.stop());
 
-test(
-  'signing in shows the tenant, scopes and expiry; a refused token says 401 and why',
-  { skip: skipBrowser },
-  async (t) => {
-    const tenant = world.api.tenant('signin');
-    const token = await world.api.token(tenant, {
-      scope: 'ingestions:read ingestions:write',
-      ttlSeconds: 600,
-    });
-    const page = await world.open(null, '#/sign-in');
-    await scenario(t, page, 'sign-in-forbidden', async () => {
-      await assertAccessible(page, 'sign-in');
-      await screenshot(page, 'sign-in', { docs: true });
-      // By keyboard only: the token field has the focus, the button is the next stop.
-      await page.keyboard.insertText(token);
-      await page.keyboard.press('Tab');
-      await page.keyboard.press('Enter');
-      assert.equal(await page.getByTestId('tenant').textContent(), tenant);
-      assert.equal(await page.getByTestId('scopes').textContent(), 'ingestions:read ingestions:write');
-      const expiry = await page.getByTestId('expiry').textContent();
-      assert.ok(expiry && !expiry.includes('expired') && expiry !== 'never', `expiry shown as ${expiry}`);
-      assert.equal(
-        await page.evaluate('location.href.includes(sessionStorage.getItem("catalog-dashboard.token"))'),
-        false,
-      );
-      await page.getByRole('cell', { name: /No batches yet/ }).waitFor();
-      await assertAccessible(page, 'batches');
-
-      // Forbidden: the token lacks catalog:read.
-      await page.getByRole('link', { name: 'Catalog' }).click();
-      const alert = page.locator('.auth-alert');
-      await alert.filter({ hasText: 'Not allowed (403)' }).waitFor();
-      assert.match((await alert.textContent()) ?? '', /lacks the scope this needs/);
-    });
-
-    const forged = await world.api.token(tenant);
-    const other = await world.open(`${forged.slice(0, -4)}AAAA`);
-    await scenario(t, other, 'sign-in-refused', async () => {
-      const alert = other.locator('.auth-alert');
-      await alert.filter({ hasText: 'Not signed in (401)' }).waitFor();
-      assert.match((await alert.textContent()) ?? '', /Sign in again with a valid token/);
-    });
-  },
-);
-
-test('a batch’s progress bar moves to 100 % while the page watches', { skip: skipBrowser }, async (t) => {
+browserTest('a batch’s progress bar moves to 100 % while the page watches', async (t) => {
   const tenant = world.api.tenant('progress');
   const token = await world.api.token(tenant);
   const page = await world.open(token);
@@ -122,9 +111,8 @@ test('a batch’s progress bar moves to 100 % while the page watches', { skip: s
   });
 });
 
-test(
+browserTest(
   'importing a file with one bad item: preview, batch with errors, table and CSV show exactly it',
-  { skip: skipBrowser },
   async (t) => {
     const tenant = world.api.tenant('import');
     const token = await world.api.token(tenant);
@@ -195,43 +183,39 @@ test(
   },
 );
 
-test(
-  'a 50 MB JSON Lines file is read as a stream without freezing the page',
-  { skip: skipBrowser },
-  async (t) => {
-    const tenant = world.api.tenant('large');
-    // Without ingestions:write the preview is refused (403) after the first group, so the page only
-    // reads the file to count its items: this test measures the reading, not the service.
-    const token = await world.api.token(tenant, { scope: 'ingestions:read' });
-    const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-large-'));
-    const file = path.join(dir, 'large.jsonl');
-    const line = `${JSON.stringify(product({ description: 'x'.repeat(600) }))}\n`;
-    const count = Math.ceil((50 * 1024 * 1024) / Buffer.byteLength(line));
-    await writeFile(file, line.repeat(count));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const page = await world.open(token, '#/import');
-    await scenario(t, page, 'import-large', async () => {
-      // Long tasks: main-thread work of over 50 ms, during which the page cannot answer input.
-      // (A script in the page's terms: Node's PerformanceObserver types know no 'longtask'.)
-      await page.evaluate(`
+browserTest('a 50 MB JSON Lines file is read as a stream without freezing the page', async (t) => {
+  const tenant = world.api.tenant('large');
+  // Without ingestions:write the preview is refused (403) after the first group, so the page only
+  // reads the file to count its items: this test measures the reading, not the service.
+  const token = await world.api.token(tenant, { scope: 'ingestions:read' });
+  const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-large-'));
+  const file = path.join(dir, 'large.jsonl');
+  const line = `${JSON.stringify(product({ description: 'x'.repeat(600) }))}\n`;
+  const count = Math.ceil((50 * 1024 * 1024) / Buffer.byteLength(line));
+  await writeFile(file, line.repeat(count));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const page = await world.open(token, '#/import');
+  await scenario(t, page, 'import-large', async () => {
+    // Long tasks: main-thread work of over 50 ms, during which the page cannot answer input.
+    // (A script in the page's terms: Node's PerformanceObserver types know no 'longtask'.)
+    await page.evaluate(`
         globalThis.longTasks = [];
         new PerformanceObserver((list) => {
           for (const entry of list.getEntries()) globalThis.longTasks.push(entry.duration);
         }).observe({ type: 'longtask' });
       `);
-      const started = Date.now();
-      await page.getByLabel(/Drop a JSON or JSON Lines file/).setInputFiles(file);
-      await page
-        .getByRole('status')
-        .filter({ hasText: `large.jsonl: ${count} items read` })
-        .waitFor({ timeout: 60_000 });
-      const seconds = (Date.now() - started) / 1000;
-      const longTasks = await page.evaluate<number[]>('globalThis.longTasks');
-      const longest = Math.max(0, ...longTasks);
-      t.diagnostic(
-        `${count} items (50 MiB) read in ${seconds.toFixed(1)} s; ${longTasks.length} long tasks, the longest ${longest.toFixed(0)} ms`,
-      );
-      assert.ok(longest < 200, `the page was blocked for ${longest.toFixed(0)} ms at once`);
-    });
-  },
-);
+    const started = Date.now();
+    await page.getByLabel(/Drop a JSON or JSON Lines file/).setInputFiles(file);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `large.jsonl: ${count} items read` })
+      .waitFor({ timeout: 60_000 });
+    const seconds = (Date.now() - started) / 1000;
+    const longTasks = await page.evaluate<number[]>('globalThis.longTasks');
+    const longest = Math.max(0, ...longTasks);
+    t.diagnostic(
+      `${count} items (50 MiB) read in ${seconds.toFixed(1)} s; ${longTasks.length} long tasks, the longest ${longest.toFixed(0)} ms`,
+    );
+    assert.ok(longest < 200, `the page was blocked for ${longest.toFixed(0)} ms at once`);
+  });
+});

@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import {
   FURNITURE_COLORS,
@@ -23,13 +23,7 @@ import {
 type Item = Record<string, unknown>;
 type Variant = Record<string, unknown>;
 
-let svc: TestService;
-before(async () => {
-  svc = await startTestService();
-});
-after(async () => {
-  await svc?.stop();
-});
+const svc = testServiceForFile();
 
 /** A valid product, changed by `edit` (which may delete or replace anything). */
 function itemWith(edit: (item: Item, variants: Variant[]) => void): Item {

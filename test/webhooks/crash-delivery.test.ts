@@ -1,19 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { product } from '../helpers/catalog-fixtures.ts';
-import {
-  callService,
-  killAll,
-  signToken,
-  spawnService,
-  uniqueSchema,
-  type ServiceProcess,
-} from '../helpers/process-service.ts';
-import { dropServiceSchema } from '../helpers/server-schema.ts';
+import { callService, serviceProcessesForFile } from '../helpers/process-service.ts';
 import { startReceiver, verifies, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
@@ -22,35 +11,18 @@ import { startReceiver, verifies, type WebhookReceiver } from '../helpers/webhoo
  * delivery recorded by the statement that ended the batch is still sent, with the same webhook-id.
  */
 
-const secret = randomBytes(32).toString('hex');
-const serverUrl = process.env.TEST_DATABASE_URL;
-const schema = serverUrl ? uniqueSchema('test_hook') : undefined;
-let dataDir: string;
+const processes = serviceProcessesForFile('crash-delivery');
 let receiver: WebhookReceiver;
-const spawned: ServiceProcess[] = [];
 
 before(async () => {
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'crash-delivery-'));
   receiver = await startReceiver();
 });
 
 after(async () => {
-  await killAll(spawned);
   await receiver.close();
-  await fs.rm(dataDir, { recursive: true, force: true });
-  if (serverUrl && schema) await dropServiceSchema(serverUrl, schema);
 });
 
-async function start(): Promise<ServiceProcess> {
-  const proc = await spawnService({
-    AUTH_JWT_SECRET: secret,
-    DATA_DIR: dataDir,
-    WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true',
-    ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
-  });
-  spawned.push(proc);
-  return proc;
-}
+const start = () => processes.start({ WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true' });
 
 /** The service's answer to one request, its body an object. */
 const call = callService<Record<string, unknown>>;
@@ -76,7 +48,7 @@ async function until<T>(
 
 void describe('a crash between batch end and delivery', { timeout: 180_000 }, () => {
   void test('SIGKILL while the receiver holds the first attempt: delivered after the restart, same id', async () => {
-    const token = await signToken(secret, `crash-${randomUUID()}`);
+    const token = await processes.token(`crash-${randomUUID()}`);
     const first = await start();
     const created = await call(first, token, 'POST', '/webhook-endpoints', { url: receiver.url });
     assert.equal(created.status, 201);
@@ -114,7 +86,7 @@ void describe('a crash between batch end and delivery', { timeout: 180_000 }, ()
   });
 
   void test('SIGKILL as soon as the batch is terminal: its delivery is sent after the restart', async () => {
-    const token = await signToken(secret, `ended-${randomUUID()}`);
+    const token = await processes.token(`ended-${randomUUID()}`);
     const first = await start();
     const created = await call(first, token, 'POST', '/webhook-endpoints', { url: receiver.url });
     const endpointId = String(created.json.id);

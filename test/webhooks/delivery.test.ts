@@ -47,6 +47,14 @@ async function register(
   return res.json<Created>();
 }
 
+/** A fresh tenant with an endpoint on `hook`, and one batch of it ended: its delivery is under way. */
+async function endABatchFor(hook: WebhookReceiver): Promise<{ token: string; endpoint: Created }> {
+  const token = await svc.token(svc.tenant());
+  const endpoint = await register(svc, token, { url: hook.url });
+  await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+  return { token, endpoint };
+}
+
 type DeliveryRow = DeliveryRecord;
 
 async function deliveries(service: TestService, token: string, endpointId: string): Promise<DeliveryRow[]> {
@@ -153,9 +161,7 @@ describe('retries', () => {
   test('a 500, then a timeout-free 503, then a 2xx: three attempts with the same webhook-id', async () => {
     const hook = await receiver();
     hook.answers.push(500, 503);
-    const token = await svc.token(svc.tenant());
-    const endpoint = await register(svc, token, { url: hook.url });
-    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    const { token, endpoint } = await endABatchFor(hook);
     const got = await hook.waitFor(3);
     const ids = new Set(got.map((r) => r.headers['webhook-id']));
     assert.equal(ids.size, 1);
@@ -170,9 +176,7 @@ describe('retries', () => {
   test('after the last delay of the schedule the delivery is failed', async () => {
     const hook = await receiver();
     hook.fallback = 500;
-    const token = await svc.token(svc.tenant());
-    const endpoint = await register(svc, token, { url: hook.url });
-    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    const { token, endpoint } = await endABatchFor(hook);
     const row = await waitForDelivery(svc, token, endpoint.id, (r) => r.status === 'failed');
     assert.equal(row.attempts, 3);
     assert.equal(row.last_status_code, 500);
@@ -185,9 +189,7 @@ describe('retries', () => {
     const target = await receiver();
     const hook = await receiver();
     hook.fallback = 307;
-    const token = await svc.token(svc.tenant());
-    const endpoint = await register(svc, token, { url: hook.url });
-    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    const { token, endpoint } = await endABatchFor(hook);
     const row = await waitForDelivery(svc, token, endpoint.id, (r) => r.status === 'failed');
     assert.equal(row.last_status_code, 307);
     assert.equal(target.received.length, 0);
@@ -196,9 +198,7 @@ describe('retries', () => {
   test('redeliver: one new attempt soon, same id', async () => {
     const hook = await receiver();
     hook.fallback = 500;
-    const token = await svc.token(svc.tenant());
-    const endpoint = await register(svc, token, { url: hook.url });
-    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    const { token, endpoint } = await endABatchFor(hook);
     const failed = await waitForDelivery(svc, token, endpoint.id, (r) => r.status === 'failed');
     hook.fallback = 200;
     const res = await svc.request({
@@ -232,9 +232,7 @@ describe('410 Gone', () => {
   test('disables the endpoint and fails its pending deliveries', async () => {
     const hook = await receiver();
     hook.answers.push(410);
-    const token = await svc.token(svc.tenant());
-    const endpoint = await register(svc, token, { url: hook.url });
-    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    const { token, endpoint } = await endABatchFor(hook);
     const row = await waitForDelivery(svc, token, endpoint.id, (r) => r.status === 'failed');
     assert.equal(row.attempts, 1);
     assert.equal(row.last_status_code, 410);
@@ -304,9 +302,7 @@ describe('batches never wait for deliveries', () => {
   test('a receiver that never answers: the next batches still reach their terminal status', async () => {
     const hook = await receiver();
     hook.fallback = 'hang';
-    const token = await svc.token(svc.tenant());
-    const endpoint = await register(svc, token, { url: hook.url });
-    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    const { token, endpoint } = await endABatchFor(hook);
     await hook.waitFor(1);
     // The attempt is still waiting for its answer while further batches run and end.
     for (let i = 0; i < 3; i++) {

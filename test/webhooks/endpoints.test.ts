@@ -126,23 +126,18 @@ describe('POST /webhook-endpoints', () => {
 
   test('malformed JSON 400, another media type 415', async () => {
     const token = await strict.token(strict.tenant());
-    const malformed = await strict.request({
-      method: 'POST',
-      url: '/webhook-endpoints',
-      token,
-      body: '{"url":',
-      headers: { 'content-type': 'application/json' },
-    });
+    const post = (body: string, type: string) =>
+      strict.request({
+        method: 'POST',
+        url: '/webhook-endpoints',
+        token,
+        body,
+        headers: { 'content-type': type },
+      });
+    const malformed = await post('{"url":', 'application/json');
     assert.equal(malformed.statusCode, 400);
     assert.equal(malformed.json<{ type: string }>().type, 'http://service.test/problems/malformed-json');
-    const text = await strict.request({
-      method: 'POST',
-      url: '/webhook-endpoints',
-      token,
-      body: 'url=https://h.example',
-      headers: { 'content-type': 'text/plain' },
-    });
-    assert.equal(text.statusCode, 415);
+    assert.equal((await post('url=https://h.example', 'text/plain')).statusCode, 415);
   });
 
   test('at most 10 per tenant: the 11th is 409 conflict', async () => {

@@ -1,22 +1,15 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import fs from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { product } from '../helpers/catalog-fixtures.ts';
 import {
   callService,
-  killAll,
-  signToken,
-  spawnService,
+  serviceProcessesForFile,
   stopProcess,
-  uniqueSchema,
   type ServiceProcess,
 } from '../helpers/process-service.ts';
-import { dropServiceSchema } from '../helpers/server-schema.ts';
 import { assertRecordInvariants, countersOf, TERMINAL, type StatusRecord } from '../helpers/assertions.ts';
 
 /**
@@ -24,12 +17,8 @@ import { assertRecordInvariants, countersOf, TERMINAL, type StatusRecord } from 
  * (SIGTERM) in the middle of a batch, then started again on the same data.
  */
 
-const secret = randomBytes(32).toString('hex');
-const serverUrl = process.env.TEST_DATABASE_URL;
-const schema = serverUrl ? uniqueSchema('test_proc') : undefined;
-let dataDir: string;
+const processes = serviceProcessesForFile('crash-resume');
 let current: ServiceProcess | null = null;
-const spawned: ServiceProcess[] = [];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,28 +31,10 @@ const completed1000 = {
   failed: 0,
 };
 
-before(async () => {
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'crash-resume-'));
-});
-
-after(async () => {
-  await killAll(spawned);
-  await fs.rm(dataDir, { recursive: true, force: true });
-  if (serverUrl && schema) {
-    await dropServiceSchema(serverUrl, schema);
-  }
-});
-
 /** The running service, started on this file's data (directory or schema) when none runs. */
 async function running(): Promise<ServiceProcess> {
   if (current?.alive()) return current;
-  current = await spawnService({
-    AUTH_JWT_SECRET: secret,
-    DATA_DIR: dataDir,
-    WORKER_CHUNK_SIZE: '10',
-    ...(serverUrl && schema ? { DATABASE_URL: serverUrl, DATABASE_SCHEMA: schema } : {}),
-  });
-  spawned.push(current);
+  current = await processes.start({ WORKER_CHUNK_SIZE: '10' });
   return current;
 }
 
@@ -150,7 +121,7 @@ const thousand = () => Array.from({ length: 1000 }, () => product());
 
 void describe('the service as a process', { timeout: 300_000 }, () => {
   void test('SIGKILL in the middle of a batch: the next process resumes it to exact counters', async () => {
-    const token = await signToken(secret, `crash-${randomUUID()}`);
+    const token = await processes.token(`crash-${randomUUID()}`);
     const first = await running();
     const items = thousand();
     const batchId = await submit(first, token, items);
@@ -169,7 +140,7 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
   });
 
   void test('SIGTERM in the middle of a batch: exit 0 within 10 s; the next process completes it exactly', async () => {
-    const token = await signToken(secret, `term-${randomUUID()}`);
+    const token = await processes.token(`term-${randomUUID()}`);
     const first = await running();
     const items = thousand();
     const batchId = await submit(first, token, items);
@@ -183,7 +154,7 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
   });
 
   void test('a batch accepted just before SIGTERM is completed after the next start', async () => {
-    const token = await signToken(secret, `accepted-${randomUUID()}`);
+    const token = await processes.token(`accepted-${randomUUID()}`);
     const first = await running();
     const items = thousand();
     const batchId = await submit(first, token, items);
@@ -194,7 +165,7 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
   });
 
   void test('an upload stalled mid-body does not hold SIGTERM: exit 0 within 10 s, nothing stored', async () => {
-    const token = await signToken(secret, `stalled-${randomUUID()}`);
+    const token = await processes.token(`stalled-${randomUUID()}`);
     const proc = await running();
     const { port } = new URL(proc.baseUrl);
     const socket = net.connect(Number(port), '127.0.0.1');

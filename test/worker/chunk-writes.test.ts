@@ -1,31 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { testServiceForFile } from '../helpers/test-service.ts';
 import { processorOn, storeBatch as storeBatchIn, workerOn } from '../helpers/stored-batch.ts';
-import { product, variant } from '../helpers/catalog-fixtures.ts';
-import { batchStatus, assertBatchCounters } from '../helpers/assertions.ts';
+import { errorShapes, product, skuOf, thief, variant, withoutName } from '../helpers/catalog-fixtures.ts';
+import {
+  allProducts,
+  assertBatchCounters,
+  assertCounters,
+  batchStatus,
+  countersOf,
+} from '../helpers/assertions.ts';
 import type { Database, Queryable } from '../../src/db/database.ts';
 import type { BatchProcessor } from '../../src/worker/batch-processor.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 
 /**
+ * How a batch's chunks reach the catalog (src/worker/batch-processor.ts, chunk-merge.ts,
+ * chunk-recovery.ts): prepared ahead of their turn, merged again against the catalog when a sku
+ * turns out to be taken, and written item by item when a chunk's write fails on its data.
+ *
  * The worker prepares a tenant's next batch (parse, validate, merge its items with each other) once
  * the current one's rows are on their way: on a server the two overlap; on the embedded database
  * the preparation's reads wait for the write to commit. Either way the same batches are prepared
  * and read the same number of times. The merge reads nothing stored: the upsert folds the rows into
  * the catalog, and the stored variants are read only when a sku turns out to belong to another
- * product. These tests drain stored batches with a worker of their own and check that what the
- * client sees is exactly what one-batch-at-a-time processing gives.
+ * product. The tests of preparation drain stored batches with a worker of their own and check that
+ * what the client sees is exactly what one-batch-at-a-time processing gives.
  */
 
-let svc: TestService;
-before(async () => {
-  svc = await startTestService();
-});
-after(async () => {
-  await svc?.stop();
-});
+const svc = testServiceForFile();
 
 const storeBatch = (tenantId: string, items: unknown[]) => storeBatchIn(svc.service.db, tenantId, items);
 
@@ -278,5 +282,129 @@ void describe('batches prepared ahead of their turn', () => {
     await assertBatchCounters(svc, token, ids[0]!, 'completed', [3, 3, 0, 3, 0]);
     await assertBatchCounters(svc, token, ids[1]!, 'completed_with_errors', [3, 2, 1, 2, 1]);
     assert.equal(await productCount(token), 5);
+  });
+});
+
+void describe('a chunk whose write fails', () => {
+  /**
+   * The database, but a transaction's variants upsert fails as PostgreSQL fails a value it cannot
+   * take (SQLSTATE 22P02) whenever its rows hold `sku`; counts the reads of batch bodies.
+   */
+  function failingWritesOf(db: Database, sku: string) {
+    const counted = { bodyReads: 0 };
+    const wrapped: Database = {
+      ...db,
+      query<R>(text: string, params?: readonly unknown[]) {
+        if (text.includes('SELECT body FROM batch_payloads')) counted.bodyReads++;
+        return db.query<R>(text, params);
+      },
+      transaction: (fn) =>
+        db.transaction((tx) =>
+          fn({
+            ...tx,
+            query<R>(text: string, params?: readonly unknown[]) {
+              if (/INSERT INTO variants/.test(text) && String(params?.[1]).includes(`"${sku}"`)) {
+                return Promise.reject(Object.assign(new Error('invalid input syntax'), { code: '22P02' }));
+              }
+              return tx.query<R>(text, params);
+            },
+          }),
+        ),
+    };
+    return { db: wrapped, counted };
+  }
+
+  void test('a chunk whose write fails on its data is written item by item, the item that still fails as internal_error', async () => {
+    const tenant = svc.tenant('narrowed');
+    const token = await svc.token(tenant);
+    const poisoned = product();
+    const items = [product(), poisoned, withoutName(), product()];
+    const batchId = await storeBatch(tenant, items);
+    const { db, counted } = failingWritesOf(svc.service.db, skuOf(poisoned));
+
+    const outcome = await processorOn(db, 1000).processBatch(tenant, batchId, new AbortController().signal);
+
+    assert.deepEqual(outcome, { status: 'completed_with_errors', upserted: 2, failed: 2 });
+    // Read once to validate and merge, and once more to narrow the failed write down: the run keeps
+    // no items while it writes.
+    assert.equal(counted.bodyReads, 2);
+    const status = await batchStatus(svc, token, batchId);
+    const errors = await svc.allErrors(token, batchId);
+    const products = await allProducts(svc, token);
+    assertCounters(status, 'completed_with_errors', [4, 3, 1, 2, 2]);
+    assert.deepEqual(errorShapes(errors), [
+      {
+        index: 1,
+        external_id: poisoned.external_id,
+        sku: skuOf(poisoned),
+        errors: [{ field: '', code: 'internal_error' }],
+      },
+      {
+        index: 2,
+        external_id: items[2]!.external_id,
+        sku: skuOf(items[2]!),
+        errors: [{ field: 'name', code: 'required' }],
+      },
+    ]);
+    assert.deepEqual(
+      products.map((p) => p.external_id).sort(),
+      [items[0]!.external_id, items[3]!.external_id].sort(),
+    );
+  });
+
+  void test('a prepared chunk with a sku of another product, whose items cannot be read again, fails the run, and nothing is narrowed down', async () => {
+    const tenant = svc.tenant('taken-unreadable');
+    const token = await svc.token(tenant);
+    const owner = product();
+    // Stored and run here, not submitted: a submission's job would leave the service's own worker
+    // draining this tenant, and it could take up the next batch before this test's processor does.
+    const ownerBatch = await storeBatch(tenant, [owner]);
+    await processorOn(svc.service.db, 1000).processBatch(tenant, ownerBatch, new AbortController().signal);
+    const ownerBefore = await allProducts(svc, token);
+    assert.equal(ownerBefore.length, 1);
+    const batchId = await storeBatch(tenant, [thief(skuOf(owner))]);
+    // Reading the body fails once the batch is prepared (the prepared items read through this database).
+    let reads = 0;
+    let readable = true;
+    const db: Database = {
+      ...svc.service.db,
+      query<R>(text: string, params?: readonly unknown[]) {
+        if (!readable && text.includes('SELECT body FROM batch_payloads')) {
+          reads++;
+          return Promise.reject(new Error('heap out of memory'));
+        }
+        return svc.service.db.query<R>(text, params);
+      },
+    };
+
+    const processor = processorOn(db, 1000);
+    const prepared = await processor.prepareBatch(tenant, batchId);
+    readable = false;
+
+    // The upsert finds the sku owned by another product, so the chunk is merged again against the
+    // catalog, on its items read again.
+    await assert.rejects(
+      processor.processBatch(tenant, batchId, new AbortController().signal, { prepared }),
+      /heap out of memory/,
+    );
+    assert.equal(reads, 1, 'a failed read is not a failed write: no item-by-item retry reads it again');
+    // Validation was recorded before the chunk; the batch waits for its next run (not terminal, so
+    // its errors are read as one page).
+    assert.deepEqual(countersOf(await batchStatus(svc, token, batchId)), {
+      status: 'processing',
+      received_count: 1,
+      validated_ok: 1,
+      validated_failed: 0,
+      upserted: 0,
+      failed: 0,
+    });
+    const errors = await svc.request({
+      method: 'GET',
+      url: `/products/ingestions/${batchId}/errors`,
+      token,
+    });
+    assert.deepEqual(errors.json<{ data: unknown[] }>().data, []);
+    // The chunk's transaction was rolled back: the thief's product was not stored, the owner is as it was.
+    assert.deepEqual(await allProducts(svc, token), ownerBefore);
   });
 });
