@@ -1,17 +1,8 @@
 import { queryRow, type Queryable } from '../db/database.ts';
 import type { WebhookEvent } from './webhook-events.ts';
+import type { EndpointRecord } from './webhook.schemas.ts';
 
 /** SQL of webhook endpoints: a tenant's registrations and their secrets. */
-
-/** An endpoint as the API shows it (never with its secret). */
-export interface EndpointRecord {
-  id: string;
-  url: string;
-  events: WebhookEvent[];
-  description: string | null;
-  enabled: boolean;
-  created_at: string;
-}
 
 interface RawEndpointRow extends Omit<EndpointRecord, 'created_at'> {
   created_at: Date;
