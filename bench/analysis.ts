@@ -15,7 +15,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { createAnalysisService, type AnalysisResult } from '../src/analysis/analysis.service.ts';
+import type { AnalysisResult } from '../src/analysis/analysis.schemas.ts';
+import { createAnalysisService } from '../src/analysis/analysis.service.ts';
 import type { RawImage, SceneClassifier } from '../src/analysis/scene-types.ts';
 import {
   buildAnalysisApp,

@@ -1,60 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import { principalOf, type Authorize } from '../http/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
 import { AuthChallengeHeaders, documented, ERROR_DESCRIPTIONS, RetryAfterHeaders } from '../http/schemas.ts';
 import type { AnalysisService } from './analysis.service.ts';
-import { ROOM_TYPE_VALUES } from './scene-types.ts';
-
-const RoomTypeSchema = Type.Union(
-  ROOM_TYPE_VALUES.map((room) => Type.Literal(room)),
-  {
-    description:
-      'Places365-style room type; `other` for a picture of none, `unknown` when it cannot be told.',
-  },
-);
-
-/** Request body of `POST /analysis/stageability/multiple`. */
-export const StageabilityRequest = Type.Object({
-  imageUrls: Type.Array(Type.String({ description: 'http(s) URL of a photo' }), {
-    minItems: 1,
-    maxItems: 10,
-  }),
-});
-
-/** Response body of `POST /analysis/stageability/multiple` (spec: image analysis result). */
-export const StageabilityResponse = Type.Object({
-  images: Type.Array(
-    Type.Object({
-      isStageable: Type.Boolean(),
-      roomType: RoomTypeSchema,
-      confidence: Type.Number({
-        minimum: 0,
-        maximum: 1,
-        description: 'Probability that isStageable is right',
-      }),
-      details: Type.String({ description: 'One sentence a person can act on' }),
-      imageUrl: Type.String(),
-    }),
-  ),
-  summary: Type.Object({
-    totalImages: Type.Integer(),
-    stageableImages: Type.Integer(),
-    nonStageableImages: Type.Integer(),
-    confidence: Type.Number({ minimum: 0, maximum: 1, description: "Mean of the images' confidences" }),
-    roomTypes: Type.Array(RoomTypeSchema, {
-      description: 'Distinct room types in order of first appearance',
-    }),
-  }),
-});
-
-/** The spec's analysis error shape. */
-export const AnalysisErrorBody = Type.Object({
-  statusCode: Type.Integer(),
-  message: Type.String(),
-  error: Type.String(),
-});
+import { AnalysisErrorBody, StageabilityRequest, StageabilityResponse } from './analysis.schemas.ts';
 
 /**
  * The stageability operation (spec operation 4, CONTRACT §8). Thin: the schema rejects bad bodies

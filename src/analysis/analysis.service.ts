@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AnalysisResult, AnalysisSummary, ImageAnalysis } from './analysis.schemas.ts';
 import { ANALYSIS_DEFAULTS, type VlmConfig } from './analysis-config.ts';
 import { createDecodeBudget, DecodeTooLargeError } from './decode-budget.ts';
 import {
@@ -9,37 +10,13 @@ import {
 } from './image-quality.ts';
 import { FetchFailure } from './fetch-failure.ts';
 import { createSafeFetch, type FetchImage } from './safe-fetch.ts';
-import type { RawImage, RoomType, SceneClassifier } from './scene-types.ts';
+import type { RawImage, SceneClassifier } from './scene-types.ts';
 import { decideStageability, type StageabilityDecision } from './stageability.ts';
 import { THRESHOLDS, type Thresholds } from './thresholds.ts';
 import { createTtlCache } from '../runtime/ttl-cache.ts';
 import { createVlmClassifier } from './vlm-classifier.ts';
 import { createWorkQueue, QueueFullError } from './work-queue.ts';
 import { RateLimitedError } from '../errors/app-errors.ts';
-
-/** One image's entry in the response (spec: image analysis object). */
-export interface ImageAnalysis {
-  isStageable: boolean;
-  roomType: RoomType;
-  confidence: number;
-  details: string;
-  imageUrl: string;
-}
-
-/** The spec's summary object. */
-export interface AnalysisSummary {
-  totalImages: number;
-  stageableImages: number;
-  nonStageableImages: number;
-  confidence: number;
-  roomTypes: RoomType[];
-}
-
-/** The response of the stageability operation. */
-export interface AnalysisResult {
-  images: ImageAnalysis[];
-  summary: AnalysisSummary;
-}
 
 /** Analyzes image URLs for virtual staging; knows nothing of HTTP. */
 export interface AnalysisService {

@@ -3,14 +3,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Authorize } from '../http/authorize.ts';
 import { principalOf } from '../http/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
-import { problemResponses, readSchema } from '../http/schemas.ts';
+import { deleteSchema, readSchema } from '../http/schemas.ts';
 import { PageQuery, PageSchema } from '../pagination/page.ts';
 import { ProductView } from './product-schema.ts';
 import type { CatalogService } from './catalog.service.ts';
 
 const ProductParams = Type.Object({ external_id: Type.String() });
 const VariantParams = Type.Object({ external_id: Type.String(), sku: Type.String() });
-const Deleted = { description: 'Deleted', type: 'null' } as const;
 const ProductQuery = PageQuery(500, 100);
 
 /** `GET /products` and `GET /products/{external_id}` (CONTRACT §9), and the deletes (§10.5). */
@@ -60,12 +59,7 @@ export async function catalogRoutes(
     '/products/:external_id',
     {
       onRequest: authorize(SCOPES.catalogWrite),
-      schema: {
-        tags,
-        summary: 'Delete a product with its variants',
-        params: ProductParams,
-        response: { 204: Deleted, ...problemResponses(401, 403, 404) },
-      },
+      schema: deleteSchema(ProductParams, { tags, summary: 'Delete a product with its variants' }),
     },
     async (request, reply) => {
       await catalog.deleteProduct(principalOf(request).tenantId, request.params.external_id);
@@ -77,12 +71,11 @@ export async function catalogRoutes(
     '/products/:external_id/variants/:sku',
     {
       onRequest: authorize(SCOPES.catalogWrite),
-      schema: {
-        tags,
-        summary: 'Delete one variant of a product (not its last)',
-        params: VariantParams,
-        response: { 204: Deleted, ...problemResponses(401, 403, 404, 409) },
-      },
+      schema: deleteSchema(
+        VariantParams,
+        { tags, summary: 'Delete one variant of a product (not its last)' },
+        409,
+      ),
     },
     async (request, reply) => {
       const { external_id: externalId, sku } = request.params;

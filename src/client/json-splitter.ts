@@ -134,18 +134,15 @@ export class JsonArraySplitter {
           else this.#fail(`expected "[" or {"items": [...]} but found ${shown(c)}`);
           break;
         case 'objectKey':
-          if (c !== QUOTE) this.#fail('expected the property "items"');
-          this.#state = 'key';
+          this.#expect(c, QUOTE, 'expected the property "items"', 'key');
           this.#wrapped = true;
           start = i + 1;
           break;
         case 'colon':
-          if (c !== COLON) this.#fail(`expected ":" but found ${shown(c)}`);
-          this.#state = 'itemsValue';
+          this.#expect(c, COLON, `expected ":" but found ${shown(c)}`, 'itemsValue');
           break;
         case 'itemsValue':
-          if (c !== OPEN_BRACKET) this.#fail('"items" must be an array');
-          this.#state = 'firstElement';
+          this.#expect(c, OPEN_BRACKET, '"items" must be an array', 'firstElement');
           break;
         case 'firstElement':
         case 'nextElement':
@@ -162,8 +159,7 @@ export class JsonArraySplitter {
           this.#column--;
           break;
         case 'objectEnd':
-          if (c !== CLOSE_BRACE) this.#fail('the top-level object may only hold "items"');
-          this.#state = 'trailing';
+          this.#expect(c, CLOSE_BRACE, 'the top-level object may only hold "items"', 'trailing');
           break;
         case 'trailing':
           this.#fail(`unexpected ${shown(c)} after the array`, c === OPEN_BRACE || c === OPEN_BRACKET);
@@ -205,6 +201,12 @@ export class JsonArraySplitter {
       );
     }
     this.#state = 'colon';
+  }
+
+  /** A fixed character of the `{"items": [...]}` envelope: `wanted`, then the parse goes on in `next`. */
+  #expect(c: number, wanted: number, reason: string, next: State): void {
+    if (c !== wanted) this.#fail(reason);
+    this.#state = next;
   }
 
   #fail(reason: string, looksLikeJsonLines = false): never {

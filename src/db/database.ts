@@ -16,6 +16,20 @@ export interface Queryable {
   exec(text: string): Promise<Record<string, unknown>[]>;
 }
 
+/**
+ * The first row a statement returns, as `toRecord` makes it, or null when it returns none: how a
+ * repository answers "not found" (what that means is the service's to decide).
+ */
+export async function queryRow<R, T>(
+  db: Queryable,
+  text: string,
+  params: readonly unknown[],
+  toRecord: (row: R) => T,
+): Promise<T | null> {
+  const rows = await db.query<R>(text, params);
+  return rows[0] === undefined ? null : toRecord(rows[0]);
+}
+
 /** The service's PostgreSQL: a server through `pg`, or PGlite embedded in this process. */
 export interface Database extends Queryable {
   readonly kind: 'server' | 'embedded';

@@ -117,6 +117,26 @@ export function readSchema<T extends TSchema>(
   };
 }
 
+/** A response without a body (204, 202), with what it means for the document. */
+export const NoContent = (description: string) => documented(description, Type.Null());
+
+/**
+ * The schema of a delete by path id: 204 without a body, 404 for an unknown id or another tenant's,
+ * and the other statuses the delete may answer (`also`, e.g. 409 when the resource's state forbids it).
+ */
+export function deleteSchema(
+  params: TSchema,
+  doc: { tags: string[]; summary: string },
+  ...also: Array<keyof typeof ERROR_DESCRIPTIONS>
+) {
+  return {
+    tags: doc.tags,
+    summary: doc.summary,
+    params,
+    response: { 204: NoContent('Deleted'), ...problemResponses(401, 403, 404, ...also) },
+  };
+}
+
 /**
  * The OpenAPI view of a route's schema with what every operation shares (CONTRACT §2): each
  * response carries `X-Request-Id`, and a request may send one. For @fastify/swagger's `transform`:

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database.ts';
+import { queryRow, type Queryable } from '../db/database.ts';
 import type { ItemFailure } from '../validation/item-errors.ts';
 import type { BatchStatus } from './batch-status.ts';
 import type { BatchRecord } from './ingestion.schemas.ts';
@@ -74,11 +74,12 @@ export async function insertBatchItems(
 
 /** The tenant's batch with this id, or null (another tenant's batch is not found either). */
 export async function findBatch(db: Queryable, tenantId: string, batchId: string): Promise<BatchRow | null> {
-  const rows = await db.query<RawBatchRow>(
+  return queryRow(
+    db,
     `SELECT ${BATCH_COLUMNS} FROM batches WHERE tenant_id = $1 AND id = $2`,
     [tenantId, batchId],
+    toBatchRow,
   );
-  return rows[0] ? toBatchRow(rows[0]) : null;
 }
 
 /** Which batch a read asks for: ids are unique per tenant only. */

@@ -1,24 +1,10 @@
 import type { Queryable } from '../db/database.ts';
-import type { FieldErrorCode } from '../validation/item-errors.ts';
+import type { ErrorSummary } from './error-reports.schemas.ts';
 
 /** SQL of the error reports (CONTRACT §10.4): the grouped summary of a batch's item errors. */
 
 /** The most fields and sample indices the summary lists per code. */
 export const SUMMARY_SAMPLES = 5;
-
-/** One code of a batch's errors: how many errors have it, on which fields most, on which items first. */
-export interface ErrorCodeSummary {
-  code: FieldErrorCode;
-  count: number;
-  fields: string[];
-  sample_indices: number[];
-}
-
-/** A batch's errors summed up by code. */
-export interface ErrorSummary {
-  failed_items: number;
-  data: ErrorCodeSummary[];
-}
 
 /**
  * Sums up the item errors of a batch with an index below `beforeIndex`, in one statement: each

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { FIELD_ERROR_CODES } from '../validation/item-errors.ts';
 import { ERRORS_CSV_COLUMNS } from './errors-csv.ts';
 import { SUMMARY_SAMPLES } from './error-reports.repository.ts';
@@ -28,6 +28,8 @@ export const ErrorSummarySchema = Type.Object(
   },
   { additionalProperties: false, title: 'ErrorSummary' },
 );
+/** A batch's errors summed up by code. */
+export type ErrorSummary = Static<typeof ErrorSummarySchema>;
 
 /** What the errors route answers as `text/csv`, for the OpenAPI document. */
 export const ErrorsCsvSchema = Type.String({

@@ -2,7 +2,8 @@ import type { Queryable } from '../db/database.ts';
 import { batchOrNotFound, createBatchedStatusReads } from './batched-status-reads.ts';
 import { listItemErrors } from './batch.repository.ts';
 import type { ItemFailure } from '../validation/item-errors.ts';
-import { summarizeItemErrors, type ErrorSummary } from './error-reports.repository.ts';
+import { summarizeItemErrors } from './error-reports.repository.ts';
+import type { ErrorSummary } from './error-reports.schemas.ts';
 
 /** Failed items read per statement while a batch's errors are streamed. */
 export const ERROR_WALK_PAGE = 200;

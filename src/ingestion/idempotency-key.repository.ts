@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import type { AcceptedBatch } from './ingestion.schemas.ts';
 
 /** SQL of submissions' Idempotency-Keys (CONTRACT §10.2, migration 009). */
 
@@ -8,7 +9,7 @@ export const IDEMPOTENCY_KEY_TTL = `interval '24 hours'`;
 /** The first answer given with a key, and the hash of the body it was given for. */
 export interface IdempotentAnswer {
   bodySha256: Buffer;
-  response: { batch_id: string; received_count: number };
+  response: AcceptedBatch;
 }
 
 /**

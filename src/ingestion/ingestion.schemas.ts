@@ -33,6 +33,7 @@ export const IngestionAccepted = Type.Object(
   { batch_id: Type.String(), received_count: Type.Integer() },
   { additionalProperties: false, title: 'IngestionAccepted' },
 );
+export type AcceptedBatch = Static<typeof IngestionAccepted>;
 
 /** The 202's `Location`: where the batch's status is read. */
 export const LocationHeader = {

@@ -22,7 +22,7 @@ import {
   toBatchRecord,
 } from './batch.repository.ts';
 import { claimIdempotencyKey } from './idempotency-key.repository.ts';
-import { MAX_ITEMS_PER_BATCH, type BatchRecord } from './ingestion.schemas.ts';
+import { MAX_ITEMS_PER_BATCH, type AcceptedBatch, type BatchRecord } from './ingestion.schemas.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';
 
 /** Submitting batches and reading their progress; knows nothing of HTTP. */
@@ -43,7 +43,7 @@ export interface IngestionService {
   submit(
     tenantId: string,
     batch: { receivedCount: number; body: Uint8Array; admission: Admission; idempotencyKey?: string },
-  ): Promise<{ accepted: { batch_id: string; received_count: number }; replayed: boolean }>;
+  ): Promise<{ accepted: AcceptedBatch; replayed: boolean }>;
   getStatus(tenantId: string, batchId: string): Promise<BatchRecord>;
   listErrors(
     tenantId: string,

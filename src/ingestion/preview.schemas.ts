@@ -1,6 +1,9 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { FieldErrorSchema } from '../validation/item-errors.ts';
-import { PREVIEW_ACTIONS } from './preview.service.ts';
+
+/** What a preview says an item would do (CONTRACT §10.3). */
+export const PREVIEW_ACTIONS = ['create', 'update', 'unchanged', 'invalid'] as const;
+export type PreviewAction = (typeof PREVIEW_ACTIONS)[number];
 
 /** One item of a preview (CONTRACT §10.3). */
 export const PreviewEntrySchema = Type.Object(
@@ -20,6 +23,7 @@ export const PreviewEntrySchema = Type.Object(
   },
   { additionalProperties: false, title: 'PreviewItem' },
 );
+export type PreviewEntry = Static<typeof PreviewEntrySchema>;
 
 /** The 200 answer of a preview. */
 export const PreviewResponse = Type.Object(
@@ -38,3 +42,5 @@ export const PreviewResponse = Type.Object(
   },
   { additionalProperties: false, title: 'IngestionPreview' },
 );
+/** The answer to a preview: one entry per item, in order, and the count of each action. */
+export type PreviewResult = Static<typeof PreviewResponse>;

@@ -1,33 +1,13 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Queryable } from '../db/database.ts';
-import type { FieldError } from '../validation/item-errors.ts';
 import { changedPaths } from '../catalog/catalog-diff.ts';
 import { findCatalogRows, type CatalogRows } from '../catalog/catalog-state.repository.ts';
 import { mergeItems, type VariantRow } from '../catalog/merge-items.ts';
 import type { FullProductIngest } from '../catalog/product-schema.ts';
-import { itemKeys } from '../validation/item-errors.ts';
+import { itemKeys, type FieldError } from '../validation/item-errors.ts';
 import { createItemValidator, type ItemValidator } from '../validation/item-validator.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';
-
-/** What a preview says an item would do (CONTRACT §10.3). */
-export const PREVIEW_ACTIONS = ['create', 'update', 'unchanged', 'invalid'] as const;
-export type PreviewAction = (typeof PREVIEW_ACTIONS)[number];
-
-/** One item of a preview. */
-export interface PreviewEntry {
-  index: number;
-  external_id: string | null;
-  action: PreviewAction;
-  changes: string[];
-  errors: FieldError[];
-}
-
-/** The answer to a preview: one entry per item, in order, and the count of each action. */
-export interface PreviewResult {
-  received_count: number;
-  summary: Record<PreviewAction, number>;
-  data: PreviewEntry[];
-}
+import type { PreviewAction, PreviewEntry, PreviewResult } from './preview.schemas.ts';
 
 /** A dry run of a submission; knows nothing of HTTP. */
 export interface PreviewService {

@@ -1,10 +1,6 @@
 import type { Queryable } from '../db/database.ts';
-import {
-  DELIVERY_STATUS,
-  eventOfStatusSql,
-  type DeliveryStatus,
-  type WebhookEvent,
-} from './webhook-events.ts';
+import { DELIVERY_STATUS, eventOfStatusSql, type WebhookEvent } from './webhook-events.ts';
+import type { DeliveryRecord } from './webhook.schemas.ts';
 
 /** SQL of webhook deliveries: the outbox, the dispatcher's claims and results, and the delivery log. */
 
@@ -20,20 +16,6 @@ export const recordDeliveriesSql = (ended: string) =>
    SELECT e.tenant_id, gen_random_uuid(), e.id, ${eventOfStatusSql(`${ended}.status`)}, $2
    FROM ${ended} JOIN webhook_endpoints e
      ON e.tenant_id = $1 AND e.enabled AND ${eventOfStatusSql(`${ended}.status`)} = ANY (e.events)`;
-
-/** A delivery as the log shows it (CONTRACT §10.1). */
-export interface DeliveryRecord {
-  id: string;
-  event: WebhookEvent;
-  batch_id: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-  delivered_at: string | null;
-}
 
 interface RawDeliveryRow extends Omit<DeliveryRecord, 'next_attempt_at' | 'created_at' | 'delivered_at'> {
   next_attempt_at: Date | null;

@@ -1,17 +1,8 @@
-import type { Queryable } from '../db/database.ts';
+import { queryRow, type Queryable } from '../db/database.ts';
 import type { WebhookEvent } from './webhook-events.ts';
+import type { EndpointRecord } from './webhook.schemas.ts';
 
 /** SQL of webhook endpoints: a tenant's registrations and their secrets. */
-
-/** An endpoint as the API shows it (never with its secret). */
-export interface EndpointRecord {
-  id: string;
-  url: string;
-  events: WebhookEvent[];
-  description: string | null;
-  enabled: boolean;
-  created_at: string;
-}
 
 interface RawEndpointRow extends Omit<EndpointRecord, 'created_at'> {
   created_at: Date;
@@ -44,7 +35,8 @@ export async function insertEndpoint(
   await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook-endpoints:' || $1, 0))`, [
     endpoint.tenantId,
   ]);
-  const rows = await tx.query<RawEndpointRow>(
+  return queryRow(
+    tx,
     `INSERT INTO webhook_endpoints (tenant_id, id, url, events, description, secret, created_at)
      SELECT $1, $2, $3, $4, $5, $6, date_trunc('milliseconds', now())
      WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1) < $7
@@ -58,8 +50,8 @@ export async function insertEndpoint(
       endpoint.secret,
       endpoint.max,
     ],
+    toRecord,
   );
-  return rows[0] ? toRecord(rows[0]) : null;
 }
 
 /** Where a page of the endpoint list starts: after the endpoint created at `createdAt` with `id`. */
@@ -88,11 +80,12 @@ export async function findEndpoint(
   tenantId: string,
   id: string,
 ): Promise<EndpointRecord | null> {
-  const rows = await db.query<RawEndpointRow>(
+  return queryRow(
+    db,
     `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2`,
     [tenantId, id],
+    toRecord,
   );
-  return rows[0] ? toRecord(rows[0]) : null;
 }
 
 /** Deletes an endpoint and, with it, its delivery log; false when there was none. */

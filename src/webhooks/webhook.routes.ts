@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Authorize } from '../http/authorize.ts';
 import { principalOf } from '../http/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
-import { documented, problemResponses, readSchema } from '../http/schemas.ts';
+import { deleteSchema, documented, NoContent, problemResponses, readSchema } from '../http/schemas.ts';
 import type { WebhookService } from './webhook.service.ts';
 import {
   DeliveryListQuery,
@@ -24,7 +24,6 @@ const EndpointLocation = {
     description: 'The endpoint, relative: /webhook-endpoints/{id}',
   }),
 };
-const NoContent = (description: string) => documented(description, Type.Null());
 
 /** Webhook endpoints and their delivery logs (CONTRACT §10.1), scope `webhooks:manage`. Thin: parse, call, reply. */
 export async function webhookRoutes(
@@ -95,12 +94,10 @@ export async function webhookRoutes(
     '/webhook-endpoints/:id',
     {
       onRequest,
-      schema: {
+      schema: deleteSchema(EndpointParams, {
         tags,
         summary: 'Delete a webhook endpoint and its delivery log',
-        params: EndpointParams,
-        response: { 204: NoContent('Deleted'), ...problemResponses(401, 403, 404) },
-      },
+      }),
     },
     async (request, reply) => {
       await webhooks.remove(principalOf(request).tenantId, request.params.id);

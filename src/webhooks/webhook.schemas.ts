@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery, PageSchema } from '../pagination/page.ts';
 import {
   DELIVERY_STATUSES,
@@ -54,6 +54,7 @@ export const Endpoint = Type.Object(endpointProperties, {
   additionalProperties: false,
   title: 'WebhookEndpoint',
 });
+export type EndpointRecord = Static<typeof Endpoint>;
 
 const Secret = Type.String({
   pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
@@ -92,6 +93,7 @@ export const Delivery = Type.Object(
   },
   { additionalProperties: false, title: 'WebhookDelivery' },
 );
+export type DeliveryRecord = Static<typeof Delivery>;
 
 export const EndpointPage = PageSchema(Endpoint, 'WebhookEndpointPage');
 export const DeliveryPage = PageSchema(Delivery, 'WebhookDeliveryPage');

@@ -11,9 +11,9 @@ import {
   insertEndpoint,
   listEndpoints,
   rotateSecret,
-  type EndpointRecord,
 } from './endpoint.repository.ts';
-import { listDeliveries, scheduleRedelivery, type DeliveryRecord } from './delivery.repository.ts';
+import { listDeliveries, scheduleRedelivery } from './delivery.repository.ts';
+import type { DeliveryRecord, EndpointRecord } from './webhook.schemas.ts';
 import { MAX_ENDPOINTS_PER_TENANT, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-events.ts';
 import { newSecret } from './webhook-signature.ts';
 

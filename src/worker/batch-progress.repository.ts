@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database.ts';
+import { queryRow, type Queryable } from '../db/database.ts';
 import type { ItemFailure } from '../validation/item-errors.ts';
 import {
   SETTLED_STATUS_SQL,
@@ -6,7 +6,7 @@ import {
   UNFINISHED_SQL,
   type BatchStatus,
 } from '../ingestion/batch-status.ts';
-import { BATCH_COLUMNS, toBatchRow, type BatchRow, type RawBatchRow } from '../ingestion/batch.repository.ts';
+import { BATCH_COLUMNS, toBatchRow, type BatchRow } from '../ingestion/batch.repository.ts';
 import { recordDeliveriesSql } from '../webhooks/delivery.repository.ts';
 
 /** SQL of the worker side of ingestion: reading items and recording progress. */
@@ -60,15 +60,16 @@ export async function countBatchAttempt(
   tenantId: string,
   batchId: string,
 ): Promise<BatchRow | null> {
-  const rows = await db.query<RawBatchRow>(
+  return queryRow(
+    db,
     `UPDATE batches SET attempts = attempts + 1,
             status = CASE WHEN status = ${STATUS_SQL.accepted} THEN ${STATUS_SQL.validating} ELSE status END,
             updated_at = CASE WHEN status = ${STATUS_SQL.accepted} THEN ${TOUCH_VALUE} ELSE updated_at END
      WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL}
      RETURNING ${BATCH_COLUMNS}`,
     [tenantId, batchId],
+    toBatchRow,
   );
-  return rows[0] ? toBatchRow(rows[0]) : null;
 }
 
 /** Takes back the count of a run that stopped because its process was shutting down. */

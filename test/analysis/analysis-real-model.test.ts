@@ -11,7 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
-import { createAnalysisService, type AnalysisResult } from '../../src/analysis/analysis.service.ts';
+import type { AnalysisResult } from '../../src/analysis/analysis.schemas.ts';
+import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
 import type { SceneClassifier } from '../../src/analysis/scene-types.ts';
 import { buildAnalysisApp, mintToken, serve, startServer } from './analysis-helpers.ts';
 

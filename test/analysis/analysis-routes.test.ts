@@ -2,7 +2,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
-import { createAnalysisService, type AnalysisResult } from '../../src/analysis/analysis.service.ts';
+import type { AnalysisResult } from '../../src/analysis/analysis.schemas.ts';
+import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
 import { createSafeFetch } from '../../src/analysis/safe-fetch.ts';
 import {
   buildAnalysisApp,

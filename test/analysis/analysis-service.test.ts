@@ -1,11 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  createAnalysisService,
-  summarize,
-  unanalyzable,
-  type ImageAnalysis,
-} from '../../src/analysis/analysis.service.ts';
+import type { ImageAnalysis } from '../../src/analysis/analysis.schemas.ts';
+import { createAnalysisService, summarize, unanalyzable } from '../../src/analysis/analysis.service.ts';
 import { createSafeFetch, type FetchImage } from '../../src/analysis/safe-fetch.ts';
 import { createTtlCache } from '../../src/runtime/ttl-cache.ts';
 import { createWorkQueue, QueueFullError } from '../../src/analysis/work-queue.ts';

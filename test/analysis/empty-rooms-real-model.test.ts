@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 
 import { readManifest, type ManifestEntry } from '../../scripts/lib/manifest.ts';
-import type { AnalysisResult } from '../../src/analysis/analysis.service.ts';
+import type { AnalysisResult } from '../../src/analysis/analysis.schemas.ts';
 import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
 import { createSceneClassifier, decodeForModel } from '../../src/analysis/model/index.ts';
 import type { SceneClassifier, SceneVerdict } from '../../src/analysis/scene-types.ts';

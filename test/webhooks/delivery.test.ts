@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { product, withoutName } from '../helpers/catalog-fixtures.ts';
 import { startTestServices, type TestService } from '../helpers/test-service.ts';
-import type { DeliveryRecord } from '../../src/webhooks/delivery.repository.ts';
+import type { DeliveryRecord } from '../../src/webhooks/webhook.schemas.ts';
 import { startReceiver, verifies, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**

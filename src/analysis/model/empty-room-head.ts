@@ -1,5 +1,10 @@
-import { decodeFloat16 } from './float16-codec.ts';
-import { headLogits, isConsistentHead, softmax } from './linear-head.ts';
+import {
+  decodeLinearHead,
+  headLogits,
+  softmax,
+  type DecodedLinearHead,
+  type LinearHeadFile,
+} from './linear-head.ts';
 
 /**
  * The second opinion for empty rooms, stored in the head file under `emptyRooms`: a multinomial
@@ -7,14 +12,9 @@ import { headLogits, isConsistentHead, softmax } from './linear-head.ts';
  * furniture masked out (scripts/fit-empty-rooms.ts), so it learned rooms from walls, floors, windows
  * and fixtures rather than from furniture.
  */
-export interface EmptyRoomHeadFile {
+export interface EmptyRoomHeadFile extends LinearHeadFile {
   /** Interior room types only (a subset of the main head's labels). */
   labels: string[];
-  /** Feature normalisation and weights, float16 base64 like the main head's. */
-  mean: string;
-  scale: string;
-  weights: string[];
-  bias: number[];
   /** Temperature of the combined opinion (see emptyRoomProbabilities), fitted out of fold. */
   temperature: number;
   /** An empty room's type is given from this combined probability on (and a fixture, where it has some). */
@@ -22,15 +22,9 @@ export interface EmptyRoomHeadFile {
 }
 
 /** An empty-room head ready to apply. */
-export interface EmptyRoomHead {
-  labels: string[];
+export interface EmptyRoomHead extends DecodedLinearHead {
   /** Index of each label among the main head's labels. */
   mainIndex: number[];
-  mean: Float64Array;
-  scale: Float64Array;
-  weights: Float64Array[];
-  bias: Float64Array;
-  temperature: number;
   answerAbove: number;
 }
 
@@ -40,31 +34,16 @@ export function parseEmptyRoomHead(
   mainLabels: readonly string[],
   dimensions: number,
 ): EmptyRoomHead {
-  const mean = decodeFloat16(file.mean);
-  const scale = decodeFloat16(file.scale);
-  const weights = file.weights.map(decodeFloat16);
+  const head = decodeLinearHead(file, dimensions);
   const mainIndex = file.labels.map((label) => mainLabels.indexOf(label));
   const ok =
+    head !== null &&
     file.labels.length >= 2 &&
     mainIndex.every((k) => k >= 0) &&
-    isConsistentHead(
-      { mean, scale, weights, bias: Float64Array.from(file.bias), temperature: file.temperature },
-      file.labels.length,
-      dimensions,
-    ) &&
     file.answerAbove >= 0 &&
     file.answerAbove <= 1;
   if (!ok) throw new Error('the empty-room part of the room classifier file is malformed');
-  return {
-    labels: file.labels,
-    mainIndex,
-    mean,
-    scale,
-    weights,
-    bias: Float64Array.from(file.bias),
-    temperature: file.temperature,
-    answerAbove: file.answerAbove,
-  };
+  return { ...head, mainIndex, answerAbove: file.answerAbove };
 }
 
 /** Log-softmax of logits. */

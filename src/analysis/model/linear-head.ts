@@ -1,3 +1,5 @@
+import { decodeFloat16 } from './float16-codec.ts';
+
 /** The arithmetic of a linear softmax head, shared by the room head and the empty-room head. */
 
 /** Weights of a linear head over standardised features. */
@@ -49,4 +51,40 @@ export function isConsistentHead(
     Number.isFinite(temperature) &&
     temperature > 0
   );
+}
+
+/** A linear head as its file stores it: the numbers as float16, base64 (see float16-codec.ts). */
+export interface LinearHeadFile {
+  /** Class names, one per row of weights. */
+  labels: string[];
+  /** Feature normalisation, one entry per feature. */
+  mean: string;
+  scale: string;
+  /** One row of feature weights per label. */
+  weights: string[];
+  bias: number[];
+  /** Divides the logits before the softmax; fitted on a calibration split. */
+  temperature: number;
+}
+
+/** A linear head decoded from its file, with its labels and temperature. */
+export interface DecodedLinearHead extends LinearHead {
+  labels: string[];
+  temperature: number;
+}
+
+/**
+ * Decodes a head file's numbers, or null when they do not fit together for `dimensions` features
+ * (see isConsistentHead): the caller names the file in its error.
+ */
+export function decodeLinearHead(file: LinearHeadFile, dimensions: number): DecodedLinearHead | null {
+  const head = {
+    labels: file.labels,
+    mean: decodeFloat16(file.mean),
+    scale: decodeFloat16(file.scale),
+    weights: file.weights.map(decodeFloat16),
+    bias: Float64Array.from(file.bias),
+    temperature: file.temperature,
+  };
+  return isConsistentHead(head, file.labels.length, dimensions) ? head : null;
 }

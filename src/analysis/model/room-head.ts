@@ -2,9 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 import { INPUT_SIZE_RULE, isValidInputSize, NETWORK_INPUT_SIZE } from './network-input.ts';
-import { decodeFloat16 } from './float16-codec.ts';
 import { parseEmptyRoomHead, type EmptyRoomHead, type EmptyRoomHeadFile } from './empty-room-head.ts';
-import { isConsistentHead } from './linear-head.ts';
+import { decodeLinearHead, type DecodedLinearHead, type LinearHeadFile } from './linear-head.ts';
 import { FEATURE_BLOCKS, type FeatureBlock, type FeatureBlocks } from './model-features.ts';
 
 export { headLogits, softmax } from './linear-head.ts';
@@ -17,7 +16,7 @@ export const DEFAULT_HEAD_PATH = fileURLToPath(new URL('./room-classifier.json',
  * are signed-square-rooted then standardised (`(x - mean) / scale`), logits divided by the
  * calibration temperature before the softmax.
  */
-export interface RoomHeadFile {
+export interface RoomHeadFile extends LinearHeadFile {
   version: 1;
   /** Class names (training labels after mapping, e.g. `entrance_hall`, `exterior`). */
   labels: string[];
@@ -26,14 +25,6 @@ export interface RoomHeadFile {
   inputSize?: number;
   /** Number of concatenated features. */
   dimensions: number;
-  /** Feature normalisation, one entry per feature (float16, base64: see float16-codec.ts). */
-  mean: string;
-  scale: string;
-  /** One row of feature weights per label (float16, base64). */
-  weights: string[];
-  bias: number[];
-  /** Fitted on a calibration split held out from training. */
-  temperature: number;
   /** Below this calibrated top probability the room type is reported as `unknown`. */
   unknownBelow: number;
   /** Second opinion for rooms without furnishing (scripts/fit-empty-rooms.ts); absent: none. */
@@ -43,16 +34,10 @@ export interface RoomHeadFile {
 }
 
 /** A head ready to apply: the file's numbers as typed arrays. */
-export interface RoomHead {
-  labels: string[];
+export interface RoomHead extends DecodedLinearHead {
   blocks: FeatureBlock[];
   /** The network must run at the side the head was fitted on: features change with it. */
   inputSize: number;
-  mean: Float64Array;
-  scale: Float64Array;
-  weights: Float64Array[];
-  bias: Float64Array;
-  temperature: number;
   unknownBelow: number;
   /** Head for empty rooms, or null when the file has none (empty rooms then use this head). */
   emptyRooms: EmptyRoomHead | null;
@@ -61,32 +46,21 @@ export interface RoomHead {
 /** Validates and unpacks a head file. */
 export function parseRoomHead(file: RoomHeadFile): RoomHead {
   const dims = file.dimensions;
-  const mean = decodeFloat16(file.mean);
-  const scale = decodeFloat16(file.scale);
-  const weights = file.weights.map(decodeFloat16);
+  const head = decodeLinearHead(file, dims);
   const inputSize = file.inputSize ?? NETWORK_INPUT_SIZE;
   if (!isValidInputSize(inputSize))
     throw new Error(`the room classifier's inputSize must be ${INPUT_SIZE_RULE}, not ${inputSize}`);
   const ok =
+    head !== null &&
     file.version === 1 &&
     file.blocks.every((b) => (FEATURE_BLOCKS as readonly string[]).includes(b)) &&
-    isConsistentHead(
-      { mean, scale, weights, bias: Float64Array.from(file.bias), temperature: file.temperature },
-      file.labels.length,
-      dims,
-    ) &&
     file.unknownBelow >= 0 &&
     file.unknownBelow <= 1;
   if (!ok) throw new Error('the room classifier file is malformed');
   return {
-    labels: file.labels,
+    ...head,
     blocks: file.blocks,
     inputSize,
-    mean,
-    scale,
-    weights,
-    bias: Float64Array.from(file.bias),
-    temperature: file.temperature,
     unknownBelow: file.unknownBelow,
     emptyRooms: file.emptyRooms ? parseEmptyRoomHead(file.emptyRooms, file.labels, dims) : null,
   };
