@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Queryable } from '../db/database.ts';
 import type { FullProductIngest } from '../catalog/product-schema.ts';
-import { readItems } from './batch-progress.repository.ts';
+import { readItems, type BatchKey } from './batch-progress.repository.ts';
 import type { ItemValidator } from '../validation/item-validator.ts';
 import { itemKeys, type ItemFailure } from '../validation/item-errors.ts';
 
@@ -27,12 +27,12 @@ const VALIDATION_SLICE = 100;
  */
 export class BatchItems {
   readonly #db: Queryable;
-  readonly #key: { tenantId: string; batchId: string };
+  readonly #key: BatchKey;
   readonly #validateItem: ItemValidator;
   #valid: Map<number, FullProductIngest> | null = null;
   #judgement: Judgement | null = null;
 
-  constructor(db: Queryable, key: { tenantId: string; batchId: string }, validateItem: ItemValidator) {
+  constructor(db: Queryable, key: BatchKey, validateItem: ItemValidator) {
     this.#db = db;
     this.#key = key;
     this.#validateItem = validateItem;

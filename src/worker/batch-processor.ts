@@ -8,6 +8,7 @@ import {
   insertItemFailures,
   recordValidation,
   refundBatchAttempt,
+  type BatchKey,
 } from './batch-progress.repository.ts';
 import { BatchItems, type Judgement } from './batch-items.ts';
 import { mergeChunk, type WritableChunk } from './chunk-merge.ts';
@@ -93,7 +94,7 @@ export function createBatchProcessor(deps: {
    * deterministic, so a resumed batch validates again rather than storing verdicts: an item that
    * fails now failed then, and is already recorded.
    */
-  async function recordJudgement(batch: { tenantId: string; batchId: string }, judged: Judgement) {
+  async function recordJudgement(batch: BatchKey, judged: Judgement) {
     return db.transaction(async (tx) => {
       // The batch row first, as every other writer of a batch locks it, then its error records.
       const recorded = await recordValidation(tx, {
@@ -177,7 +178,7 @@ export function createBatchProcessor(deps: {
       const prepared = pipeline.prepared?.batchId === batchId ? pipeline.prepared : null;
       // Every run is counted before it does anything: a run that takes its process down records
       // nothing after that.
-      const batch = await countBatchAttempt(db, tenantId, batchId);
+      const batch = await countBatchAttempt(db, { tenantId, batchId });
       if (!batch) return { status: null, upserted: 0, failed: 0 }; // missing, or finished already
       if (batch.attempts > deps.maxAttempts) {
         // Past maxAttempts this run gives up. Only the first to do so reads the body for the items'
@@ -196,7 +197,7 @@ export function createBatchProcessor(deps: {
         if (!signal.aborted) throw error;
         // Stopped by a shutdown, at a chunk boundary or by the database closing under it: not the
         // batch's doing. Giving the count back may fail once the database is closed; then it stays.
-        await refundBatchAttempt(db, tenantId, batchId).catch(() => undefined);
+        await refundBatchAttempt(db, { tenantId, batchId }).catch(() => undefined);
         throw new ShutdownError();
       }
     },

@@ -9,6 +9,12 @@ import {
 import { BATCH_COLUMNS, toBatchRow, type BatchRow } from '../ingestion/batch.repository.ts';
 import { recordDeliveriesSql } from '../webhooks/delivery.repository.ts';
 
+/** One batch of one tenant: what every statement here is keyed by. */
+export interface BatchKey {
+  tenantId: string;
+  batchId: string;
+}
+
 /** SQL of the worker side of ingestion: reading items and recording progress. */
 
 /**
@@ -35,10 +41,7 @@ export async function findOldestUnfinishedBatches(
 }
 
 /** Every item of a batch, in index order, as submitted; null once the batch has ended (its body is gone). */
-export async function readItems(
-  db: Queryable,
-  batch: { tenantId: string; batchId: string },
-): Promise<unknown[] | null> {
+export async function readItems(db: Queryable, batch: BatchKey): Promise<unknown[] | null> {
   const rows = await db.query<{ body: string }>(
     `SELECT body FROM batch_payloads WHERE tenant_id = $1 AND batch_id = $2`,
     [batch.tenantId, batch.batchId],
@@ -55,11 +58,7 @@ export async function readItems(
  * (validation and every chunk reset it): a batch that kills its process, and so never records its
  * own failure, is told apart from one that is merely interrupted.
  */
-export async function countBatchAttempt(
-  db: Queryable,
-  tenantId: string,
-  batchId: string,
-): Promise<BatchRow | null> {
+export async function countBatchAttempt(db: Queryable, batch: BatchKey): Promise<BatchRow | null> {
   return queryRow(
     db,
     `UPDATE batches SET attempts = attempts + 1,
@@ -67,16 +66,16 @@ export async function countBatchAttempt(
             updated_at = CASE WHEN status = ${STATUS_SQL.accepted} THEN ${TOUCH_VALUE} ELSE updated_at END
      WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL}
      RETURNING ${BATCH_COLUMNS}`,
-    [tenantId, batchId],
+    [batch.tenantId, batch.batchId],
     toBatchRow,
   );
 }
 
 /** Takes back the count of a run that stopped because its process was shutting down. */
-export async function refundBatchAttempt(db: Queryable, tenantId: string, batchId: string): Promise<void> {
+export async function refundBatchAttempt(db: Queryable, batch: BatchKey): Promise<void> {
   await db.query(`UPDATE batches SET attempts = GREATEST(attempts - 1, 0) WHERE tenant_id = $1 AND id = $2`, [
-    tenantId,
-    batchId,
+    batch.tenantId,
+    batch.batchId,
   ]);
 }
 
@@ -87,7 +86,7 @@ export async function refundBatchAttempt(db: Queryable, tenantId: string, batchI
  */
 export async function recordValidation(
   tx: Queryable,
-  batch: { tenantId: string; batchId: string; ok: number; failed: number },
+  batch: BatchKey & { ok: number; failed: number },
 ): Promise<boolean> {
   const rows = await tx.query(
     `UPDATE batches SET status = ${STATUS_SQL.processing}, validated_ok = $3, validated_failed = $4, failed = $4,
@@ -136,10 +135,7 @@ const dropBody = (ended: string) =>
  * Moves a settled batch (next_index = received_count) to its terminal status, drops its body, and
  * records its webhook deliveries (the outbox, CONTRACT §10.1) in the same statement.
  */
-export async function finishBatch(
-  tx: Queryable,
-  batch: { tenantId: string; batchId: string },
-): Promise<BatchStatus | null> {
+export async function finishBatch(tx: Queryable, batch: BatchKey): Promise<BatchStatus | null> {
   const rows = await tx.query<{ status: BatchStatus }>(
     `WITH ended AS (
        UPDATE batches SET status = ${SETTLED_STATUS_SQL}, ${TOUCH}
@@ -161,7 +157,7 @@ export const storable = (text: string) => text.toWellFormed().replaceAll('\u0000
 /** Stores item failures; an item already recorded keeps its first record (idempotent on retry). */
 export async function insertItemFailures(
   tx: Queryable,
-  batch: { tenantId: string; batchId: string },
+  batch: BatchKey,
   failures: readonly ItemFailure[],
 ): Promise<void> {
   if (failures.length === 0) return;
@@ -183,7 +179,7 @@ export async function insertItemFailures(
 /** Indices at or above `fromIndex` that already have a failure record. */
 export async function findFailedIndices(
   db: Queryable,
-  batch: { tenantId: string; batchId: string; fromIndex: number },
+  batch: BatchKey & { fromIndex: number },
 ): Promise<Set<number>> {
   const rows = await db.query<{ idx: number }>(
     `SELECT idx FROM batch_item_errors WHERE tenant_id = $1 AND batch_id = $2 AND idx >= $3`,
@@ -195,7 +191,7 @@ export async function findFailedIndices(
 /** Locks an unfinished batch's row until the transaction ends; null when missing or finished. */
 export async function lockUnfinishedBatch(
   tx: Queryable,
-  batch: { tenantId: string; batchId: string },
+  batch: BatchKey,
 ): Promise<{ status: BatchStatus; next_index: number; received_count: number } | null> {
   const rows = await tx.query<{ status: BatchStatus; next_index: number; received_count: number }>(
     `SELECT status, next_index, received_count FROM batches
@@ -213,7 +209,7 @@ export async function lockUnfinishedBatch(
  */
 export async function giveUpBatch(
   tx: Queryable,
-  batch: { tenantId: string; batchId: string; failedCount: number; unvalidated: boolean },
+  batch: BatchKey & { failedCount: number; unvalidated: boolean },
 ): Promise<BatchStatus | null> {
   const rows = await tx.query<{ status: BatchStatus }>(
     `WITH ended AS (

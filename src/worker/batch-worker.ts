@@ -1,10 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { databaseUnavailableReason } from '../db/database-unavailable.ts';
-import type { Database } from '../db/database.ts';
-import type { JobQueue } from '../queue/job-queue.ts';
-import type { Metrics } from '../observability/metrics.ts';
-import type { Logger } from '../observability/logger.ts';
 import {
   ShutdownError,
   type BatchProcessor,
@@ -13,6 +9,7 @@ import {
 } from './batch-processor.ts';
 import { findOldestUnfinishedBatches } from './batch-progress.repository.ts';
 import { createHousekeeping } from './housekeeping.ts';
+import type { WorkerDeps } from './worker-deps.ts';
 
 /** Longest a job keeps draining one tenant before handing the rest to a new job (fairness, expiry). */
 export const DRAIN_BUDGET_MS = 20_000;
@@ -35,19 +32,17 @@ export interface BatchWorker {
  * first. A job that finds the lock taken simply ends: the holder re-checks for new batches after it
  * releases the lock, and any batch whose job gave up was committed before that re-check.
  */
-export function createBatchWorker(deps: {
-  db: Database;
-  queue: JobQueue;
-  processor: BatchProcessor;
-  metrics: Metrics;
-  log: Logger;
-  concurrency: number;
-  drainBudgetMs?: number;
-  /** How often to look for batches that lost their worker (tests shorten it). */
-  sweepIntervalMs?: number;
-  /** Days an ended batch is kept; 0 or absent keeps it for ever. */
-  batchRetentionDays?: number;
-}): BatchWorker {
+export function createBatchWorker(
+  deps: WorkerDeps & {
+    processor: BatchProcessor;
+    concurrency: number;
+    drainBudgetMs?: number;
+    /** How often to look for batches that lost their worker (tests shorten it). */
+    sweepIntervalMs?: number;
+    /** Days an ended batch is kept; 0 or absent keeps it for ever. */
+    batchRetentionDays?: number;
+  },
+): BatchWorker {
   const { db, queue, processor, metrics, log } = deps;
   const budget = deps.drainBudgetMs ?? DRAIN_BUDGET_MS;
   const shutdown = new AbortController();

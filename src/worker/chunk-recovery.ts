@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.ts';
-import { advanceBatch, insertItemFailures } from './batch-progress.repository.ts';
+import { advanceBatch, insertItemFailures, type BatchKey } from './batch-progress.repository.ts';
 import type { BatchItems } from './batch-items.ts';
 import { mergeChunkWithCatalog } from './chunk-merge.ts';
 import { writeChunk, type ChunkStep } from './chunk-writer.ts';
@@ -15,7 +15,7 @@ import { internalError } from '../validation/item-errors.ts';
  */
 export async function recoverChunk(
   db: Database,
-  batch: { tenantId: string; batchId: string },
+  batch: BatchKey,
   items: BatchItems,
   range: { from: number; to: number },
   cause: 'sku-taken' | 'data-error',
@@ -38,7 +38,7 @@ export async function recoverChunk(
  */
 async function writeItemByItem(
   db: Database,
-  batch: { tenantId: string; batchId: string },
+  batch: BatchKey,
   items: BatchItems,
   from: number,
   to: number,
@@ -61,12 +61,7 @@ async function writeItemByItem(
 }
 
 /** Settles one item as `internal_error`; null when another run had settled it. */
-function failItem(
-  db: Database,
-  batch: { tenantId: string; batchId: string },
-  index: number,
-  item: unknown,
-): Promise<ChunkStep | null> {
+function failItem(db: Database, batch: BatchKey, index: number, item: unknown): Promise<ChunkStep | null> {
   return db.transaction(async (tx) => {
     const step = { upserted: 0, failed: 1 };
     const fence = await advanceBatch(tx, { ...batch, fromIndex: index, toIndex: index + 1, ...step });

@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { isConnectionFailure } from '../db/database-unavailable.ts';
 import { upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
-import { advanceBatch, insertItemFailures } from './batch-progress.repository.ts';
+import { advanceBatch, insertItemFailures, type BatchKey } from './batch-progress.repository.ts';
 import type { WritableChunk } from './chunk-merge.ts';
 
 /**
@@ -46,7 +46,7 @@ class SkuOwnedElsewhereError extends Error {
  */
 export async function writeChunk(
   db: Database,
-  batch: { tenantId: string; batchId: string },
+  batch: BatchKey,
   chunk: WritableChunk,
   onWriting?: () => void,
 ): Promise<ChunkWrite> {

@@ -1,6 +1,4 @@
-import type { Database } from '../db/database.ts';
-import type { JobQueue } from '../queue/job-queue.ts';
-import type { Logger } from '../observability/logger.ts';
+import type { WorkerDeps } from './worker-deps.ts';
 import {
   deleteExpiredBatches,
   findTenantsWithStaleBatches,
@@ -21,15 +19,14 @@ export interface Housekeeping {
 }
 
 /** Creates the housekeeping of one worker process. */
-export function createHousekeeping(deps: {
-  db: Database;
-  queue: JobQueue;
-  log: Logger;
-  /** How often to look for batches that lost their worker (tests shorten it). */
-  intervalMs?: number;
-  /** Days an ended batch is kept; 0 or absent keeps it for ever. */
-  batchRetentionDays?: number;
-}): Housekeeping {
+export function createHousekeeping(
+  deps: Pick<WorkerDeps, 'db' | 'queue' | 'log'> & {
+    /** How often to look for batches that lost their worker (tests shorten it). */
+    intervalMs?: number;
+    /** Days an ended batch is kept; 0 or absent keeps it for ever. */
+    batchRetentionDays?: number;
+  },
+): Housekeeping {
   const { db, queue, log } = deps;
   const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;

@@ -1,13 +1,10 @@
 import type { Config } from '../config.ts';
-import type { Database } from '../db/database.ts';
-import type { JobQueue } from '../queue/job-queue.ts';
-import type { Metrics } from '../observability/metrics.ts';
-import type { Logger } from '../observability/logger.ts';
 import { createItemValidator } from '../validation/item-validator.ts';
 import { createBatchProcessor } from './batch-processor.ts';
 import { createBatchWorker, type BatchWorker } from './batch-worker.ts';
 import { startWorkerThread, type WorkerThread } from './worker-thread.ts';
 import { startWebhookDispatcher } from '../webhooks/start-dispatcher.ts';
+import type { WorkerDeps } from './worker-deps.ts';
 
 /**
  * Runs of a batch in a row without progress, each counted from its start, that may end in an
@@ -28,10 +25,7 @@ export interface WorkerSide {
 }
 
 /** The batch worker of this thread, not started. */
-export function createWorker(
-  config: Config,
-  deps: { db: Database; queue: JobQueue; metrics: Metrics; log: Logger },
-): BatchWorker {
+export function createWorker(config: Config, deps: WorkerDeps): BatchWorker {
   const processor = createBatchProcessor({
     db: deps.db,
     validateItem: createItemValidator(),
@@ -47,10 +41,7 @@ export function createWorker(
 }
 
 /** Starts the worker side `config` asks for; resolves once it takes jobs. */
-export async function startWorkerSide(
-  config: Config,
-  deps: { db: Database; queue: JobQueue; metrics: Metrics; log: Logger },
-): Promise<WorkerSide> {
+export async function startWorkerSide(config: Config, deps: WorkerDeps): Promise<WorkerSide> {
   if (config.worker.thread) {
     const thread = await startWorkerThread(config, deps.log);
     deps.metrics.addSource(() => thread.metrics());

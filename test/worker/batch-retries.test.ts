@@ -163,7 +163,10 @@ void describe('repeated and resumed runs: every item settled once', () => {
 
     // What a run that died while validating leaves: the batch moved to validating, the run counted.
     const whileValidating = await storeBatch(tenant, [product(), product()]);
-    assert.equal((await countBatchAttempt(svc.service.db, tenant, whileValidating))?.status, 'validating');
+    assert.equal(
+      (await countBatchAttempt(svc.service.db, { tenantId: tenant, batchId: whileValidating }))?.status,
+      'validating',
+    );
     const resumed = await processorOn(svc.service.db, 1).processBatch(
       tenant,
       afterValidation,

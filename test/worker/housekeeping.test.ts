@@ -43,7 +43,7 @@ void describe('the stale sweep', () => {
   async function orphan(tenant: string, items: unknown[], ageSeconds: number): Promise<string> {
     const { db } = svc.service;
     const batchId = await storeBatch(db, tenant, items);
-    assert.notEqual(await countBatchAttempt(db, tenant, batchId), null);
+    assert.notEqual(await countBatchAttempt(db, { tenantId: tenant, batchId }), null);
     await db.query(
       `UPDATE batches SET updated_at = now() - make_interval(secs => $3) WHERE tenant_id = $1 AND id = $2`,
       [tenant, batchId, ageSeconds],
