@@ -1,10 +1,7 @@
 import type { Queryable } from '../db/database.ts';
-import type { ErrorSummary } from './error-reports.schemas.ts';
+import { SUMMARY_SAMPLES, type ErrorSummary } from './error-reports.schemas.ts';
 
 /** SQL of the error reports (CONTRACT §10.4): the grouped summary of a batch's item errors. */
-
-/** The most fields and sample indices the summary lists per code. */
-export const SUMMARY_SAMPLES = 5;
 
 /**
  * Sums up the item errors of a batch with an index below `beforeIndex`, in one statement: each

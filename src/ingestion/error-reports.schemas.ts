@@ -1,7 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FIELD_ERROR_CODES } from '../validation/item-errors.ts';
 import { ERRORS_CSV_COLUMNS } from './errors-csv.ts';
-import { SUMMARY_SAMPLES } from './error-reports.repository.ts';
+
+/** The most fields and sample indices the summary lists per code. */
+export const SUMMARY_SAMPLES = 5;
 
 /** `GET /products/ingestions/{batch_id}/errors/summary` (CONTRACT §10.4). */
 export const ErrorSummarySchema = Type.Object(

@@ -34,7 +34,7 @@ export function softmax(logits: readonly number[], temperature = 1): number[] {
  * everything finite (a fit that diverged, or a weight beyond float16's range, would answer NaN for
  * every photo), and a positive temperature.
  */
-export function isConsistentHead(
+function isConsistentHead(
   head: LinearHead & { temperature: number },
   classes: number,
   dimensions: number,
