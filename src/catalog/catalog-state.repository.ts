@@ -40,48 +40,33 @@ export async function findCatalogRows(
 ): Promise<CatalogRows> {
   // The products cost about as much as 700 variants: the split gives each statement a like share.
   const split = Math.max(0, Math.ceil((keys.skus.length - keys.externalIds.length * 0.7) / 2));
-  const parts = await Promise.all([
+  const [first, rest] = await Promise.all([
     readCatalogRows(db, tenantId, keys.externalIds, keys.skus.slice(0, keys.skus.length - split)),
     split > 0 ? readCatalogRows(db, tenantId, [], keys.skus.slice(keys.skus.length - split)) : null,
   ]);
-  const rows: CatalogRows = { products: new Map(), variants: new Map() };
-  for (const part of parts) {
-    if (!part) continue;
-    const [products, variants] = part;
-    for (const [external_id, name, description, style, type, sub_type] of products) {
-      rows.products.set(external_id, { external_id, name, description, style, type, sub_type });
-    }
-    for (const [
-      sku,
-      external_id,
-      name,
-      item_url,
-      depth,
-      height,
-      width,
-      weight,
-      color,
-      price,
-      brand,
-      images,
-    ] of variants) {
-      rows.variants.set(sku, {
-        sku,
-        external_id,
-        name,
-        item_url,
-        depth,
-        height,
-        width,
-        weight,
-        color,
-        price,
-        brand,
-        images,
-      });
-    }
-  }
+  const rows = toCatalogRows(first);
+  if (rest) for (const [sku, row] of toCatalogRows(rest).variants) rows.variants.set(sku, row);
   return rows;
+}
+
+/** A statement's rows by key, each tuple turned into the row it stands for. */
+function toCatalogRows([products, variants]: [ProductTuple[], VariantTuple[]]): CatalogRows {
+  return {
+    products: new Map(
+      products.map(([external_id, name, description, style, type, sub_type]) => [
+        external_id,
+        { external_id, name, description, style, type, sub_type },
+      ]),
+    ),
+    variants: new Map(
+      variants.map(
+        ([sku, external_id, name, item_url, depth, height, width, weight, color, price, brand, images]) => [
+          sku,
+          { sku, external_id, name, item_url, depth, height, width, weight, color, price, brand, images },
+        ],
+      ),
+    ),
+  };
 }
 
 /**
