@@ -18,6 +18,7 @@ const OUTAGE_RETRY_MAX_MS = 16_000;
 
 /** The worker role: takes jobs off the queue and drains tenants' batches in submission order. */
 export interface BatchWorker {
+  /** Takes jobs off the queue, `concurrency` at once, and starts the housekeeping. */
   start(): Promise<void>;
   /** Stops taking jobs, interrupts running batches at their next chunk and waits for them. */
   stop(timeoutMs: number): Promise<void>;
