@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { deleteInRuns } from '../db/delete-in-runs.ts';
 import { DELIVERY_STATUS, eventOfStatusSql, type WebhookEvent } from './webhook-events.ts';
 import type { DeliveryRecord } from './webhook.schemas.ts';
 
@@ -217,5 +218,32 @@ export async function disableEndpoint(
             next_attempt_at = NULL, final_attempt = false
      WHERE tenant_id = $1 AND endpoint_id = $2 AND status = '${DELIVERY_STATUS.pending}'`,
     [endpoint.tenantId, endpoint.endpointId, endpoint.reason],
+  );
+}
+
+/** Deliveries deleted per statement (each holds its payload, a few hundred bytes). */
+const DELIVERIES_PER_STATEMENT = 1000;
+
+/**
+ * Deletes delivered and failed deliveries created more than `retentionDays` ago, oldest first, as the
+ * worker's retention deletes batches (BATCH_RETENTION_DAYS); a pending delivery is kept until it ends.
+ * At most 20,000 per call, none once `signal` is aborted. Returns how many it deleted.
+ */
+export async function deleteExpiredDeliveries(
+  db: Queryable,
+  retentionDays: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  // `status <> 'pending'` written out, as the partial index `webhook_deliveries_ended` says it.
+  return deleteInRuns(
+    db,
+    `DELETE FROM webhook_deliveries WHERE (tenant_id, id) IN (
+       SELECT tenant_id, id FROM webhook_deliveries
+       WHERE status <> '${DELIVERY_STATUS.pending}' AND created_at < now() - make_interval(days => $1)
+       ORDER BY created_at LIMIT $2
+       FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    { retentionDays, rowsPerStatement: DELIVERIES_PER_STATEMENT },
+    signal,
   );
 }

@@ -1,12 +1,11 @@
 import type { Queryable } from '../db/database.ts';
+import { deleteInRuns } from '../db/delete-in-runs.ts';
 import { TERMINAL_SQL, UNFINISHED_SQL } from '../ingestion/batch-status.ts';
 
 /** SQL of the worker's housekeeping: batches that lost their worker, retention, rate-limit windows. */
 
 /** Batches deleted per statement: a batch takes up to 1000 error records with it. */
 const BATCHES_PER_STATEMENT = 100;
-/** Statements per sweep, so a first sweep over years of batches does not hold the worker up. */
-const STATEMENTS_PER_SWEEP = 20;
 
 /**
  * Deletes batches that ended more than `retentionDays` ago, oldest first, with their error records;
@@ -19,24 +18,19 @@ export async function deleteExpiredBatches(
   retentionDays: number,
   signal?: AbortSignal,
 ): Promise<number> {
-  let deleted = 0;
-  for (let i = 0; i < STATEMENTS_PER_SWEEP && !signal?.aborted; i++) {
-    // Each statement commits alone: a long run holds no lock across batches. Batches another
-    // process is deleting are skipped, not waited for, so several processes share the work.
-    const rows = await db.query<{ id: string }>(
-      `DELETE FROM batches WHERE (tenant_id, id) IN (
-         SELECT tenant_id, id FROM batches
-         WHERE ended_at < now() - make_interval(days => $1)
-           AND status IN ${TERMINAL_SQL}
-         ORDER BY ended_at LIMIT $2
-         FOR UPDATE SKIP LOCKED)
-       RETURNING id`,
-      [retentionDays, BATCHES_PER_STATEMENT],
-    );
-    deleted += rows.length;
-    if (rows.length < BATCHES_PER_STATEMENT) break;
-  }
-  return deleted;
+  // Batches another process is deleting are skipped, not waited for.
+  return deleteInRuns(
+    db,
+    `DELETE FROM batches WHERE (tenant_id, id) IN (
+       SELECT tenant_id, id FROM batches
+       WHERE ended_at < now() - make_interval(days => $1)
+         AND status IN ${TERMINAL_SQL}
+       ORDER BY ended_at LIMIT $2
+       FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    { retentionDays, rowsPerStatement: BATCHES_PER_STATEMENT },
+    signal,
+  );
 }
 
 /** Tenants with an unfinished batch that nothing has touched for `staleSeconds`. */

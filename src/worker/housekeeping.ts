@@ -5,6 +5,7 @@ import {
   pruneRateLimitWindows,
 } from './housekeeping.repository.ts';
 import { deleteExpiredIdempotencyKeys } from '../ingestion/idempotency-key.repository.ts';
+import { deleteExpiredDeliveries } from '../webhooks/delivery.repository.ts';
 
 /** An unfinished batch untouched this long has lost its worker (chunks touch it far more often). */
 export const STALE_AFTER_SECONDS = 60;
@@ -46,18 +47,22 @@ export function createHousekeeping(
   }
 
   /**
-   * Deletes ended batches past their retention, beside the sweep rather than in it: a first run over
-   * years of batches neither holds up the worker's start nor, should it fail, stops it. One run at a
-   * time in this process; other processes' runs skip the batches this one is deleting.
+   * Deletes ended batches past their retention, then the webhook deliveries past the same, beside the
+   * sweep rather than in it: a first run over years of rows neither holds up the worker's start nor,
+   * should it fail, stops it. One run at a time in this process; other processes' runs skip the rows
+   * this one is deleting.
    */
   function expireBatches(): void {
     const days = deps.batchRetentionDays ?? 0;
     if (days === 0 || expiring !== null) return;
-    expiring = deleteExpiredBatches(db, days, stopping.signal)
-      .then((deleted) => {
-        if (deleted > 0) log.info({ deleted, retentionDays: days }, 'deleted batches past their retention');
-      })
-      .catch((error: unknown) => log.warn({ err: error }, 'deleting batches past their retention failed'))
+    expiring = (async () => {
+      const batches = await deleteExpiredBatches(db, days, stopping.signal);
+      const deliveries = await deleteExpiredDeliveries(db, days, stopping.signal);
+      if (batches + deliveries > 0) {
+        log.info({ batches, deliveries, retentionDays: days }, 'deleted what is past its retention');
+      }
+    })()
+      .catch((error: unknown) => log.warn({ err: error }, 'deleting what is past its retention failed'))
       .finally(() => {
         expiring = null;
       });

@@ -9,6 +9,7 @@ import { countBatchAttempt } from '../../src/worker/batch-progress.repository.ts
 import type { BatchWorker } from '../../src/worker/batch-worker.ts';
 import { STALE_AFTER_SECONDS } from '../../src/worker/housekeeping.ts';
 import { deleteExpiredBatches } from '../../src/worker/housekeeping.repository.ts';
+import { deleteExpiredDeliveries } from '../../src/webhooks/delivery.repository.ts';
 
 /** The worker's housekeeping (src/worker/housekeeping.ts): the stale sweep and retention, each on a service of its own. */
 
@@ -124,6 +125,65 @@ void describe('retention', () => {
     return rows[0]!.n;
   }
 
+  /** A webhook endpoint of the tenant (it never hears of these tests' batches: it is made after them). */
+  async function endpointOf(token: string): Promise<string> {
+    const created = await svc.request({
+      method: 'POST',
+      url: '/webhook-endpoints',
+      token,
+      json: { url: 'https://hooks.example.com/in' },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    return created.json<{ id: string }>().id;
+  }
+
+  /** A delivery in `status` created `ageDays` ago; a pending one is next due in a day. */
+  async function storeDelivery(
+    tenant: string,
+    endpointId: string,
+    status: 'pending' | 'delivered' | 'failed',
+    ageDays: number,
+  ): Promise<string> {
+    const [row] = await svc.service.db.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries
+         (tenant_id, id, endpoint_id, event, batch_id, status, next_attempt_at, payload, created_at)
+       VALUES ($1, gen_random_uuid(), $2, 'batch.completed', gen_random_uuid(), $3,
+               CASE WHEN $3 = 'pending' THEN now() + interval '1 day' END, '{}',
+               now() - make_interval(days => $4))
+       RETURNING id::text AS id`,
+      [tenant, endpointId, status, ageDays],
+    );
+    return row!.id;
+  }
+
+  /** The ids in an endpoint's delivery log, as its owner reads it. */
+  async function deliveryLog(token: string, endpointId: string): Promise<string[]> {
+    const log = await svc.request({
+      method: 'GET',
+      url: `/webhook-endpoints/${endpointId}/deliveries?limit=100`,
+      token,
+    });
+    assert.equal(log.statusCode, 200, log.body);
+    return log
+      .json<{ data: Array<{ id: string }> }>()
+      .data.map((delivery) => delivery.id)
+      .sort();
+  }
+
+  void test('ended webhook deliveries past the retention go; pending and younger ones stay', async () => {
+    const tenant = svc.tenant('retention-deliveries');
+    const token = await svc.token(tenant);
+    const endpointId = await endpointOf(token);
+    await storeDelivery(tenant, endpointId, 'delivered', 31);
+    await storeDelivery(tenant, endpointId, 'failed', 31);
+    const pending = await storeDelivery(tenant, endpointId, 'pending', 31);
+    const young = await storeDelivery(tenant, endpointId, 'failed', 29);
+
+    assert.equal(await deleteExpiredDeliveries(svc.service.db, 30), 2);
+
+    assert.deepEqual(await deliveryLog(token, endpointId), [pending, young].sort());
+  });
+
   void test('an ended batch past its retention goes with its errors; a younger one and an unfinished one stay', async () => {
     const tenant = svc.tenant('retention');
     const other = svc.tenant('retention-other');
@@ -214,12 +274,14 @@ void describe('retention', () => {
     );
   });
 
-  void test("the worker's sweep applies BATCH_RETENTION_DAYS, and 0 keeps every batch", async () => {
+  void test("the worker's sweep applies BATCH_RETENTION_DAYS to batches and deliveries, and 0 keeps them all", async () => {
     const tenant = svc.tenant('retention-sweep');
     const token = await svc.token(tenant);
     const batchId = await svc.submit(token, [product()]);
     assert.equal((await svc.waitForTerminal(token, batchId)).status, 'completed');
     await age(tenant, batchId, 3 * DAY_SECONDS);
+    const endpointId = await endpointOf(token);
+    const delivery = await storeDelivery(tenant, endpointId, 'delivered', 3);
 
     // The sweep a worker runs as it starts.
     const keeping = await startSecondWorker(svc, { batchRetentionDays: 0 });
@@ -228,12 +290,21 @@ void describe('retention', () => {
       (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,
       200,
     );
+    assert.deepEqual(await deliveryLog(token, endpointId), [delivery]);
 
     const deleting = await startSecondWorker(svc, { batchRetentionDays: 2 });
+    // The deletion runs beside the worker's start, and a stop lets it finish what it has begun but
+    // begin nothing more: wait for the deliveries, which it deletes after the batches.
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+      if ((await deliveryLog(token, endpointId)).length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     await deleting.stop(5_000);
     assert.equal(
       (await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}`, token })).statusCode,
       404,
     );
+    // The deliveries' retention is the batches': the same sweep deleted the delivery.
+    assert.deepEqual(await deliveryLog(token, endpointId), []);
   });
 });
