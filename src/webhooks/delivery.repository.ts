@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { deleteInRuns } from '../db/delete-in-runs.ts';
+import { deletionInRuns, type RetentionDeletion } from '../db/delete-in-runs.ts';
 import { DELIVERY_STATUS, eventOfStatusSql, type WebhookEvent } from './webhook-events.ts';
 import type { DeliveryRecord } from './webhook.schemas.ts';
 
@@ -229,21 +229,13 @@ const DELIVERIES_PER_STATEMENT = 1000;
  * worker's retention deletes batches (BATCH_RETENTION_DAYS); a pending delivery is kept until it ends.
  * At most 20,000 per call, none once `signal` is aborted. Returns how many it deleted.
  */
-export async function deleteExpiredDeliveries(
-  db: Queryable,
-  retentionDays: number,
-  signal?: AbortSignal,
-): Promise<number> {
+export const deleteExpiredDeliveries: RetentionDeletion = deletionInRuns(
   // `status <> 'pending'` written out, as the partial index `webhook_deliveries_ended` says it.
-  return deleteInRuns(
-    db,
-    `DELETE FROM webhook_deliveries WHERE (tenant_id, id) IN (
-       SELECT tenant_id, id FROM webhook_deliveries
-       WHERE status <> '${DELIVERY_STATUS.pending}' AND created_at < now() - make_interval(days => $1)
-       ORDER BY created_at LIMIT $2
-       FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
-    { retentionDays, rowsPerStatement: DELIVERIES_PER_STATEMENT },
-    signal,
-  );
-}
+  `DELETE FROM webhook_deliveries WHERE (tenant_id, id) IN (
+     SELECT tenant_id, id FROM webhook_deliveries
+     WHERE status <> '${DELIVERY_STATUS.pending}' AND created_at < now() - make_interval(days => $1)
+     ORDER BY created_at LIMIT $2
+     FOR UPDATE SKIP LOCKED)
+   RETURNING id`,
+  DELIVERIES_PER_STATEMENT,
+);

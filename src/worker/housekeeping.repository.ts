@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { deleteInRuns } from '../db/delete-in-runs.ts';
+import { deletionInRuns, type RetentionDeletion } from '../db/delete-in-runs.ts';
 import { TERMINAL_SQL, UNFINISHED_SQL } from '../ingestion/batch-status.ts';
 
 /** SQL of the worker's housekeeping: batches that lost their worker, retention, rate-limit windows. */
@@ -13,25 +13,17 @@ const BATCHES_PER_STATEMENT = 100;
  * touched. At most 2000 batches per call (the worker calls it every 30 s), and none once `signal`
  * is aborted. Returns how many it deleted.
  */
-export async function deleteExpiredBatches(
-  db: Queryable,
-  retentionDays: number,
-  signal?: AbortSignal,
-): Promise<number> {
+export const deleteExpiredBatches: RetentionDeletion = deletionInRuns(
   // Batches another process is deleting are skipped, not waited for.
-  return deleteInRuns(
-    db,
-    `DELETE FROM batches WHERE (tenant_id, id) IN (
-       SELECT tenant_id, id FROM batches
-       WHERE ended_at < now() - make_interval(days => $1)
-         AND status IN ${TERMINAL_SQL}
-       ORDER BY ended_at LIMIT $2
-       FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
-    { retentionDays, rowsPerStatement: BATCHES_PER_STATEMENT },
-    signal,
-  );
-}
+  `DELETE FROM batches WHERE (tenant_id, id) IN (
+     SELECT tenant_id, id FROM batches
+     WHERE ended_at < now() - make_interval(days => $1)
+       AND status IN ${TERMINAL_SQL}
+     ORDER BY ended_at LIMIT $2
+     FOR UPDATE SKIP LOCKED)
+   RETURNING id`,
+  BATCHES_PER_STATEMENT,
+);
 
 /** Tenants with an unfinished batch that nothing has touched for `staleSeconds`. */
 export async function findTenantsWithStaleBatches(db: Queryable, staleSeconds: number): Promise<string[]> {
