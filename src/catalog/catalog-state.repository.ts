@@ -23,23 +23,31 @@ type VariantTuple = [
   MergedImage[],
 ];
 
+/** Keys a body names from which its rows are read by two statements at once (a 1000-item body names ~4000). */
+const SPLIT_FROM_KEYS = 1000;
+
 /**
  * The catalog as it is stored now, for the whole of a body at once: the products among
  * `externalIds` and the variants among `skus` (whichever product owns them), every column as the
  * catalog reads show it. A preview compares a body's items with them (CONTRACT §10.3).
  *
- * Two statements at once, the products with the first part of the skus and the rest of the skus
- * alone: on a server they run on two connections, so two backends share the work and the wait is
- * about half the one statement's (docs/performance.md, preview); the embedded database runs them one
- * after the other in the time one took.
+ * For a large body, two statements at once, the products with the first part of the skus and the
+ * rest of the skus alone: on a server they run on two connections, so two backends share the work
+ * and the wait is about half the one statement's (docs/performance.md, preview); the embedded
+ * database runs them one after the other in the time one took.
  */
 export async function findCatalogRows(
   db: Queryable,
   tenantId: string,
   keys: { externalIds: readonly string[]; skus: readonly string[] },
 ): Promise<CatalogRows> {
-  // The products cost about as much as 700 variants: the split gives each statement a like share.
-  const split = Math.max(0, Math.ceil((keys.skus.length - keys.externalIds.length * 0.7) / 2));
+  // The products cost about as much as 700 variants: the split gives each statement a like share. A
+  // small body is read by one statement: a second connection would cost more than it saves.
+  const keyCount = keys.externalIds.length + keys.skus.length;
+  const split =
+    keyCount < SPLIT_FROM_KEYS
+      ? 0
+      : Math.max(0, Math.ceil((keys.skus.length - keys.externalIds.length * 0.7) / 2));
   const [first, rest] = await Promise.all([
     readCatalogRows(db, tenantId, keys.externalIds, keys.skus.slice(0, keys.skus.length - split)),
     split > 0 ? readCatalogRows(db, tenantId, [], keys.skus.slice(keys.skus.length - split)) : null,

@@ -68,8 +68,9 @@ export function mergeImages(
 
 // The rows are built field by field rather than with object rest (`{ variants, ...product }`), which
 // V8 runs through a generic runtime copy: this is the hot path of both processing and the preview, and
-// the literal took a third of mergeItems' time (docs/performance.md, preview). Every field but
-// `images` is required by the item schema, so the type checker holds each literal to the schema.
+// with literals merging and diffing a preview's 1000 items went from 14 to 4.5 ms (docs/performance.md,
+// preview). Every field but `images` is required by the item schema, so the type checker holds each
+// literal to the schema.
 const productRow = (item: FullProductIngest): ProductRow => ({
   external_id: item.external_id,
   name: item.name,

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { deletionInRuns, type RetentionDeletion } from '../db/delete-in-runs.ts';
+import { deletionInRuns, type RetentionDeletion } from '../db/deletion-in-runs.ts';
 import { DELIVERY_STATUS, eventOfStatusSql, type WebhookEvent } from './webhook-events.ts';
 import type { DeliveryRecord } from './webhook.schemas.ts';
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { deletionInRuns, type RetentionDeletion } from '../db/delete-in-runs.ts';
+import { deletionInRuns, type RetentionDeletion } from '../db/deletion-in-runs.ts';
 import { TERMINAL_SQL, UNFINISHED_SQL } from '../ingestion/batch-status.ts';
 
 /** SQL of the worker's housekeeping: batches that lost their worker, retention, rate-limit windows. */

@@ -364,7 +364,7 @@ describe('preview: the body, limits and errors of a submission', () => {
   });
 });
 
-void test('a 1000-item preview reads the catalog in two statements, whatever the body', async () => {
+void test('a 1000-item preview reads the catalog in two statements, whatever the body; a small one in one', async () => {
   const statements: string[] = [];
   const db = svc.service.db;
   const counting: Queryable = {
@@ -389,4 +389,10 @@ void test('a 1000-item preview reads the catalog in two statements, whatever the
   assert.deepEqual(result.summary, { create: 980, update: 0, unchanged: 20, invalid: 0 });
   // Set-based (CONTRACT §10.3): the products with part of the skus, and the other skus, at once.
   assert.equal(statements.length, 2);
+
+  // A small body is read by one statement.
+  statements.length = 0;
+  const few = await service.preview(tenantId, Buffer.from(JSON.stringify({ items: stored.slice(0, 3) })));
+  assert.deepEqual(few.summary, { create: 0, update: 0, unchanged: 3, invalid: 0 });
+  assert.equal(statements.length, 1);
 });
