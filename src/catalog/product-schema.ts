@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../validation/string-enum.ts';
 import { FURNITURE_COLORS, FURNITURE_STYLES, FURNITURE_SUB_TYPES, FURNITURE_TYPES } from './enums.ts';
 
 /** Longest string any field may hold (CONTRACT §5). */
@@ -6,11 +7,6 @@ export const MAX_STRING_LENGTH = 65_535;
 /** Longest `external_id` or `sku`. */
 export const MAX_KEY_LENGTH = 255;
 export const MAX_IMAGES_PER_VARIANT = 10;
-
-/** A string that must be one of `values`, exactly (JSON Schema `enum`, one OpenAPI enum). */
-function StringEnum<const T extends readonly string[]>(values: T, description: string) {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
-}
 
 /** A deduplication key: 1–255 characters, not only white space. */
 function Key(description: string) {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FIELD_ERROR_CODES } from '../validation/item-errors.ts';
+import { StringEnum } from '../validation/string-enum.ts';
 import { ERRORS_CSV_COLUMNS } from './errors-csv.ts';
 
 /** The most fields and sample indices the summary lists per code. */
@@ -12,7 +13,7 @@ export const ErrorSummarySchema = Type.Object(
     data: Type.Array(
       Type.Object(
         {
-          code: Type.Unsafe<(typeof FIELD_ERROR_CODES)[number]>({ type: 'string', enum: FIELD_ERROR_CODES }),
+          code: StringEnum(FIELD_ERROR_CODES),
           count: Type.Integer({ description: 'Errors with this code (an item may have several)' }),
           fields: Type.Array(Type.String(), {
             maxItems: SUMMARY_SAMPLES,

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { FullProductIngest } from '../catalog/product-schema.ts';
 import { PageQuery, PageSchema } from '../pagination/page.ts';
 import { ItemErrorRecord } from '../validation/item-errors.ts';
+import { StringEnum } from '../validation/string-enum.ts';
 import { BATCH_STATUSES } from './batch-status.ts';
 
 /** Most items one submission may carry. */
@@ -49,7 +50,7 @@ const Timestamp = Type.String({ format: 'date-time' });
 export const BatchStatusRecord = Type.Object(
   {
     batch_id: Type.String(),
-    status: Type.Unsafe<(typeof BATCH_STATUSES)[number]>({ type: 'string', enum: BATCH_STATUSES }),
+    status: StringEnum(BATCH_STATUSES),
     received_count: Type.Integer({ description: 'Items in the submission' }),
     created_at: Timestamp,
     validated_ok: Type.Integer({ description: 'Items that passed schema validation so far' }),
@@ -72,9 +73,7 @@ export const BatchPage = PageSchema(BatchStatusRecord, 'BatchPage');
 export const BatchParams = Type.Object({ batch_id: Type.String() });
 export const ErrorsQuery = PageQuery(500, 500);
 export const BatchListQuery = PageQuery(100, 20, {
-  status: Type.Optional(
-    Type.Unsafe<(typeof BATCH_STATUSES)[number]>({ type: 'string', enum: BATCH_STATUSES }),
-  ),
+  status: Type.Optional(StringEnum(BATCH_STATUSES)),
 });
 
 /** Longest `Idempotency-Key`. */

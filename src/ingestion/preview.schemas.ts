@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FieldErrorSchema } from '../validation/item-errors.ts';
+import { StringEnum } from '../validation/string-enum.ts';
 
 /** What a preview says an item would do (CONTRACT §10.3). */
 export const PREVIEW_ACTIONS = ['create', 'update', 'unchanged', 'invalid'] as const;
@@ -12,7 +13,7 @@ export const PreviewEntrySchema = Type.Object(
     external_id: Type.Union([Type.String(), Type.Null()], {
       description: 'The item’s external_id, when it is a string',
     }),
-    action: Type.Unsafe<(typeof PREVIEW_ACTIONS)[number]>({ type: 'string', enum: [...PREVIEW_ACTIONS] }),
+    action: StringEnum(PREVIEW_ACTIONS),
     changes: Type.Array(Type.String(), {
       description:
         'Paths whose stored value would change, in the syntax of error fields (variants[1] is a new variant, variants[0].images[2] a new image); [] unless the action is update',

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from './string-enum.ts';
 
 /**
  * The vocabulary of item errors (CONTRACT §5): the codes, the record of a failed item, the keys it
@@ -31,7 +32,7 @@ export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
 export const FieldErrorSchema = Type.Object(
   {
     field: Type.String(),
-    code: Type.Unsafe<FieldErrorCode>({ type: 'string', enum: FIELD_ERROR_CODES }),
+    code: StringEnum(FIELD_ERROR_CODES),
     message: Type.String(),
   },
   { additionalProperties: false },

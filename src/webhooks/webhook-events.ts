@@ -22,15 +22,14 @@ export function eventOfStatus(status: BatchStatus): WebhookEvent | null {
 }
 
 /** The states of a delivery; `pending` until it is delivered or its attempts run out. */
-export const DELIVERY_STATUS = {
-  pending: 'pending',
-  delivered: 'delivered',
-  failed: 'failed',
-} as const;
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
-export type DeliveryStatus = (typeof DELIVERY_STATUS)[keyof typeof DELIVERY_STATUS];
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export const DELIVERY_STATUSES = Object.values(DELIVERY_STATUS);
+/** Each delivery status by name, for code and statements that name one (`DELIVERY_STATUS.pending`). */
+export const DELIVERY_STATUS = Object.fromEntries(DELIVERY_STATUSES.map((status) => [status, status])) as {
+  readonly [S in DeliveryStatus]: S;
+};
 
 /** Most endpoints one tenant may have (CONTRACT §10.1). */
 export const MAX_ENDPOINTS_PER_TENANT = 10;

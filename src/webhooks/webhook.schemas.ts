@@ -1,17 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery, PageSchema } from '../pagination/page.ts';
-import {
-  DELIVERY_STATUSES,
-  WEBHOOK_EVENTS,
-  type DeliveryStatus,
-  type WebhookEvent,
-} from './webhook-events.ts';
+import { StringEnum } from '../validation/string-enum.ts';
+import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from './webhook-events.ts';
 
 /** Longest endpoint URL accepted. */
 export const MAX_URL_LENGTH = 2048;
 
 const Timestamp = Type.String({ format: 'date-time' });
-const Event = Type.Unsafe<WebhookEvent>({ type: 'string', enum: WEBHOOK_EVENTS });
+const Event = StringEnum(WEBHOOK_EVENTS);
 const Events = Type.Array(Event, {
   minItems: 1,
   uniqueItems: true,
@@ -79,7 +75,7 @@ export const Delivery = Type.Object(
     id: Type.String({ description: 'Sent as webhook-id on every attempt' }),
     event: Event,
     batch_id: Type.String(),
-    status: Type.Unsafe<DeliveryStatus>({ type: 'string', enum: DELIVERY_STATUSES }),
+    status: StringEnum(DELIVERY_STATUSES),
     attempts: Type.Integer({ description: 'Attempts made so far' }),
     last_status_code: Type.Union([Type.Integer(), Type.Null()], {
       description: 'HTTP status of the last answer; null when none came',
