@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { dropServiceSchema } from '../test/helpers/server-schema.ts';
+import { dropSchemaWithJobs } from '../test/helpers/drop-schema.ts';
 import { openBaseline } from './baseline.ts';
 import { generateBatch } from './catalog-generator.ts';
 import { createBenchClient, percentile, type BenchClient } from './http-client.ts';
@@ -349,6 +349,6 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     await baseline.close();
     await service.stop();
     await webhooks?.close();
-    if (options.databaseUrl) await dropServiceSchema(options.databaseUrl, schema);
+    if (options.databaseUrl) await dropSchemaWithJobs(options.databaseUrl, schema);
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { dropServiceSchema } from '../test/helpers/server-schema.ts';
+import { dropSchemaWithJobs } from '../test/helpers/drop-schema.ts';
 import { generateBatch } from './catalog-generator.ts';
 import { createBenchClient, percentile } from './http-client.ts';
 import { startServiceProcess } from './service-process.ts';
@@ -75,6 +75,6 @@ export async function benchPreview(options: {
   } finally {
     await client.close();
     await service.stop();
-    if (options.databaseUrl) await dropServiceSchema(options.databaseUrl, schema);
+    if (options.databaseUrl) await dropSchemaWithJobs(options.databaseUrl, schema);
   }
 }

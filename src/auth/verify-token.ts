@@ -16,6 +16,9 @@ export const SCOPES = {
 
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
 
+/** Every scope, as a token's `scope` claim writes them: what `npm run token` grants by default. */
+export const ALL_SCOPES = Object.values(SCOPES).join(' ');
+
 /** Longest tenant id, in characters: as long as an `external_id` or a `sku` may be. */
 export const MAX_TENANT_LENGTH = 255;
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { signServiceToken } from '../auth/sign-token.ts';
-import { SCOPES } from '../auth/verify-token.ts';
+import { ALL_SCOPES } from '../auth/verify-token.ts';
 import { runCommand, UsageError } from './command.ts';
 
 /**
@@ -9,8 +9,6 @@ import { runCommand, UsageError } from './command.ts';
  * signed with the service's HS256 secret: AUTH_JWT_SECRET, or the development secret in DATA_DIR
  * (created now if the service has not created it yet).
  */
-
-const ALL_SCOPES = Object.values(SCOPES).join(' ');
 
 const USAGE = `usage: npm run token -- --tenant <tenant> [options]
   --tenant <tenant>      the tenant the token is for (its tenant_id claim)

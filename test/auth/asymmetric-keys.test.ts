@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { generateKeyPair, type CryptoKey } from 'jose';
-import { ALL_SCOPES, startTestServices, type TestService } from '../helpers/test-service.ts';
+import { ALL_SCOPES } from '../../src/auth/verify-token.ts';
+import { startTestServices, type TestService } from '../helpers/test-service.ts';
 import {
   assertUnauthorized,
   bearer,

@@ -1,7 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JWTPayload } from 'jose';
-import { ALL_SCOPES, startTestServices, type TestService } from '../helpers/test-service.ts';
+import { ALL_SCOPES } from '../../src/auth/verify-token.ts';
+import { startTestServices, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { assertProblem } from '../helpers/assertions.ts';
 import {

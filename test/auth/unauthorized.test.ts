@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CryptoKey } from 'jose';
-import { ALL_SCOPES, startTestService, type TestService } from '../helpers/test-service.ts';
+import { ALL_SCOPES } from '../../src/auth/verify-token.ts';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { assertProblem } from '../helpers/assertions.ts';
 import {
   anyCtx,

@@ -1,5 +1,5 @@
 import { afterEach } from 'node:test';
-import pg from 'pg';
+import { dropSchemaWithJobs } from './drop-schema.ts';
 
 /** The tests of this file (each test file runs in a process of its own) that did not pass. */
 const failedTests: string[] = [];
@@ -20,13 +20,5 @@ export async function dropServiceSchema(serverUrl: string, schema: string): Prom
     );
     return;
   }
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(
-      `DROP SCHEMA IF EXISTS ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`,
-    );
-  } finally {
-    await client.end();
-  }
+  await dropSchemaWithJobs(serverUrl, schema);
 }

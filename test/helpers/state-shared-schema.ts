@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { signServiceToken } from '../../src/auth/sign-token.ts';
 import { loadConfig } from '../../src/config.ts';
 import { dropServiceSchema } from './server-schema.ts';
-import { ALL_SCOPES, startTestService, type TestService } from './test-service.ts';
+import { ALL_SCOPES } from '../../src/auth/verify-token.ts';
+import { startTestService, type TestService } from './test-service.ts';
 
 /** Why the tests that need several services on one database skip on the embedded database. */
 export const NEEDS_SERVER = 'needs a shared PostgreSQL server (set TEST_DATABASE_URL)';

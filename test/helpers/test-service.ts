@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
-import { SCOPES } from '../../src/auth/verify-token.ts';
+import { ALL_SCOPES } from '../../src/auth/verify-token.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { signServiceToken } from '../../src/auth/sign-token.ts';
 import { startService, type Service } from '../../src/server.ts';
@@ -10,7 +10,6 @@ import { dropServiceSchema } from './server-schema.ts';
 import { lateBound, startedForFile } from './file-fixture.ts';
 
 /** Every scope a token can carry. */
-export const ALL_SCOPES = Object.values(SCOPES).join(' ');
 
 /** A service for one test file: the real app, worker, queue and database, and helpers to drive it. */
 export interface TestService {

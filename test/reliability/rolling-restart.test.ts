@@ -5,12 +5,8 @@ import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
 import { startBalancer, type Balancer } from '../../reliability/balancer.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
-import {
-  freePort,
-  serviceProcessesForFile,
-  stopProcess,
-  type ServiceProcess,
-} from '../helpers/process-service.ts';
+import { freePort, stopProcess, type ServiceProcess } from '../helpers/process-service.ts';
+import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { TERMINAL } from '../helpers/assertions.ts';
 
 /**

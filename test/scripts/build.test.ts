@@ -8,12 +8,8 @@ import assert from 'node:assert/strict';
 import { promisify } from 'node:util';
 import { startScriptNodeArgs } from '../../bench/service-process.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
-import {
-  freePort,
-  serviceProcessesForFile,
-  stopProcess,
-  type ServiceProcess,
-} from '../helpers/process-service.ts';
+import { freePort, stopProcess, type ServiceProcess } from '../helpers/process-service.ts';
+import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { assertCounters, type StatusRecord } from '../helpers/assertions.ts';
 
 /**

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { product } from '../helpers/catalog-fixtures.ts';
-import { callService, serviceProcessesForFile } from '../helpers/process-service.ts';
+import { callService } from '../helpers/process-service.ts';
+import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { startReceiver, verifies, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**

@@ -4,12 +4,8 @@ import net from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { product } from '../helpers/catalog-fixtures.ts';
-import {
-  callService,
-  serviceProcessesForFile,
-  stopProcess,
-  type ServiceProcess,
-} from '../helpers/process-service.ts';
+import { callService, stopProcess, type ServiceProcess } from '../helpers/process-service.ts';
+import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { assertRecordInvariants, countersOf, TERMINAL, type StatusRecord } from '../helpers/assertions.ts';
 
 /**
