@@ -91,17 +91,28 @@ export async function startServiceProcess(
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  // A bench that fails or is interrupted must not leave its service running (with its port and,
+  // on a server, its schema's connections): the child goes when the bench process goes.
+  const killChild = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killChild);
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+      try {
+        if ((await fetch(`${baseUrl}/readyz`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error('service did not start within 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    if (Date.now() > deadline) throw new Error('service did not start within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  } catch (error) {
+    killChild();
+    throw error;
   }
   return {
     baseUrl,
@@ -115,6 +126,7 @@ export async function startServiceProcess(
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
       if (child.exitCode === null) child.kill('SIGKILL');
+      process.removeListener('exit', killChild);
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
