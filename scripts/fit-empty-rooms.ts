@@ -4,7 +4,7 @@
  *
  *   node --import tsx scripts/fit-empty-rooms.ts [--data ../shared/train] [--head <file>]
  *        [--per-group 50] [--fit-photos 50] [--precision 0.9] [--seed 20240611] [--threads n]
- *        [--calibration-out <json>] [--dry-run]
+ *        [--real-empties houses/] [--real-empty-use measure|fit] [--calibration-out <json>] [--dry-run]
  *
  * The training photos hardly show empty rooms, so they are made: of the photos `npm run train` held out
  * for calibration (the main head never fitted on them; same seed and fraction), up to `--per-group` of
@@ -12,9 +12,14 @@
  * room is painted over (scripts/lib/furniture-mask.ts). On the masked photos the verdict takes for
  * empty rooms, a second head is fitted (plus up to `--fit-photos` masked photos per group of the fit
  * split, for fitting only); read together with the main head (empty-room-head.ts), its temperature is
- * fitted on 5-fold out-of-fold readings, and `answerAbove` is the lowest probability from which every
- * stricter threshold is right in at least `--precision` of the out-of-fold answers. Features of both
- * versions are cached under data/feature-cache; photos are read in place.
+ * fitted on 5-fold out-of-fold readings. Each room's threshold (`answerAboveByRoom`) is the lowest
+ * probability from which every stricter threshold is right in at least `--precision` of the
+ * out-of-fold answers naming that room, never below the main head's `unknownBelow`; `answerAbove` is
+ * the same over all rooms at once, for reference.
+ *
+ * The interior photos under `--real-empties` that the verdict takes for empty as photographed are read
+ * out of fold too and reported apart (`measure`), or also fitted on and counted (`fit`). Features are
+ * cached under data/feature-cache; photos are read in place.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,10 +37,17 @@ import {
   featureVector,
   headLogits,
   parseRoomHead,
+  type RoomHead,
   type RoomHeadFile,
 } from '../src/analysis/model/room-head.ts';
 import { decideVerdict } from '../src/analysis/model/scene-verdict.ts';
-import { answerThreshold, expectedCalibrationError } from './lib/calibration.ts';
+import type { RoomType } from '../src/analysis/scene-types.ts';
+import {
+  answerThreshold,
+  answerThresholdsByRoom,
+  expectedCalibrationError,
+  type NamedAnswer,
+} from './lib/calibration.ts';
 import { loadFeatures, type CachedFeatures } from './lib/feature-cache.ts';
 import { maskFurniture } from './lib/furniture-mask.ts';
 import { readManifest, type ManifestEntry } from './lib/manifest.ts';
@@ -57,6 +69,8 @@ const { values: args } = parseArgs({
     'calibration-out': { type: 'string' },
     threads: { type: 'string' },
     cache: { type: 'string', default: path.join(repoRoot, 'data/feature-cache') },
+    'real-empties': { type: 'string', default: 'houses/' },
+    'real-empty-use': { type: 'string', default: 'measure' },
     'dry-run': { type: 'boolean', default: false },
   },
 });
@@ -68,6 +82,12 @@ const syntheticPlans = wholeNumber('--synthetic-plans', args['synthetic-plans'],
 const precision = decimalNumber('--precision', args.precision, 0.5, 1);
 const threads = args.threads === undefined ? undefined : wholeNumber('--threads', args.threads, 1, 64);
 const headPath = path.resolve(args.head);
+const realFolder = args['real-empties'];
+const realUse = args['real-empty-use'];
+if (realUse !== 'fit' && realUse !== 'measure') {
+  console.error(`--real-empty-use must be fit or measure, not ${realUse}`);
+  process.exit(2);
+}
 /** Masking version: part of the cache key of masked features. */
 const MASK_VARIANT = 'furniture-masked-v1';
 const NOT_ROOMS = new Set(['exterior', 'floor_plan', 'other']);
@@ -114,94 +134,181 @@ const masked = await loadFeatures(chosen, {
   variant: { name: MASK_VARIANT, transform: (image, i) => maskFurniture(image, original[i]!.detections) },
 });
 
+/** A photo the empty head is fitted on or measured with. */
+interface Row {
+  entry: ManifestEntry;
+  features: CachedFeatures;
+  /** In the split `npm run train` held out: the main head never fitted on it. */
+  heldOut: boolean;
+  /** Empty as photographed (not masked). */
+  real: boolean;
+}
+
 const toModelFeatures = (f: CachedFeatures) => ({
   blocks: f.blocks,
   detections: f.detections,
   statistics: statisticsFromVector(f.blocks.stats),
   inferenceMs: 0,
 });
-// Only the masked photos the verdict takes for empty interiors: those are what the empty head serves.
 const { emptyRooms: _previous, ...mainFile } = headFile;
 const main = parseRoomHead(mainFile);
-const empty = chosen.flatMap((entry, i) => {
-  const verdict = decideVerdict(main, toModelFeatures(masked[i]!));
-  if (verdict.furnished || verdict.scene !== 'interior') return [];
-  return [{ entry, features: masked[i]!, heldOut: i < heldOut.length }];
-});
-const entries = empty.map(({ entry }) => entry);
-const features = empty.map(({ features: f }) => f);
+const takenForEmpty = (f: CachedFeatures): boolean => {
+  const verdict = decideVerdict(main, toModelFeatures(f));
+  return !verdict.furnished && verdict.scene === 'interior';
+};
+
+// Rooms empty as photographed: the interior photos under `--real-empties` that the verdict takes for
+// empty unmasked. Among the listing photos these are bathrooms and built-in kitchens, which have no
+// loose furniture, and hardly a vacant bedroom.
+const heldOutIndices = new Set(calibration);
+const realCandidates = photos.flatMap((e, i) =>
+  realFolder !== '' && e.file.startsWith(realFolder) && !NOT_ROOMS.has(e.label) ? [i] : [],
+);
+const realFeatures = await loadFeatures(
+  realCandidates.map((i) => photos[i]!),
+  cacheOptions,
+);
+const real: Row[] = realCandidates.flatMap((i, k) =>
+  takenForEmpty(realFeatures[k]!)
+    ? [{ entry: photos[i]!, features: realFeatures[k]!, heldOut: heldOutIndices.has(i), real: true }]
+    : [],
+);
+const realFiles = new Set(real.map((r) => r.entry.file));
+// Only the masked photos the verdict takes for empty interiors: those are what the empty head serves.
+// A photo that is empty as it is, when real empties are fitted, is fitted as it is, not masked too.
+const maskedRows: Row[] = chosen.flatMap((entry, i) =>
+  (realUse === 'fit' && realFiles.has(entry.file)) || !takenForEmpty(masked[i]!)
+    ? []
+    : [{ entry, features: masked[i]!, heldOut: i < heldOut.length, real: false }],
+);
+const rows = [...maskedRows, ...real];
+const entries = rows.map(({ entry }) => entry);
+const features = rows.map(({ features: f }) => f);
 const labels = main.labels.filter((label) => entries.some((e) => e.label === label));
-const calibrationRows = empty.flatMap((e, i) => (e.heldOut ? [i] : []));
-const extraRows = empty.flatMap((e, i) => (e.heldOut ? [] : [i]));
+/** Fitted on (when held out, by the heads of the other folds only). */
+const fitted = (r: Row): boolean => !r.real || realUse === 'fit';
+/** Held out and fitted: the answers the temperature and the threshold are fitted on. */
+const counted = (r: Row): boolean => r.heldOut && fitted(r);
+const count = (keep: (r: Row) => boolean): number => rows.filter(keep).length;
 console.log(
-  `masked photos the verdict takes for empty rooms: ${calibrationRows.length} held-out, ${extraRows.length} fit-split`,
+  `masked photos the verdict takes for empty rooms: ${count((r) => !r.real && r.heldOut)} held-out, ` +
+    `${count((r) => !r.real && !r.heldOut)} fit-split; real empty rooms under ${realFolder || '(none)'}: ` +
+    `${count((r) => r.real && r.heldOut)} held-out, ${count((r) => r.real && !r.heldOut)} fit-split (${realUse})`,
 );
 
 // Out of fold: each held-out photo is read by an empty head fitted without it, combined with the main head.
-const calibrationEntries = calibrationRows.map((i) => entries[i]!);
-const foldOf = stratifiedFolds(calibrationEntries, FOLDS, seed);
-const outOfFold: { logits: number[]; head: EmptyRoomHeadFile }[] = [];
+const heldOutRows = rows.flatMap((r, i) => (r.heldOut ? [i] : []));
+const foldOf = photoFolds(heldOutRows);
+const outOfFold = new Map<number, { logits: number[]; head: EmptyRoomHeadFile }>();
 for (let k = 0; k < FOLDS; k++) {
-  const fitRows = calibrationRows.filter((_, r) => foldOf[r] !== k);
-  const testRows = calibrationRows.flatMap((i, r) => (foldOf[r] === k ? [r] : []));
-  const head = await fitEmptyHead([...fitRows, ...extraRows]);
+  const fitRows = rows.flatMap((r, i) => (fitted(r) && !(r.heldOut && foldOf.get(i) === k) ? [i] : []));
+  const head = await fitEmptyHead(fitRows);
   const parsed = parseEmptyRoomHead(head, main.labels, main.mean.length);
-  for (const r of testRows) {
-    const x = featureVector(features[calibrationRows[r]!]!.blocks, main.blocks);
-    outOfFold[r] = { logits: combinedEmptyRoomLogits(parsed, x, headLogits(main, x)), head };
+  for (const i of heldOutRows.filter((i) => foldOf.get(i) === k)) {
+    const x = featureVector(features[i]!.blocks, main.blocks);
+    outOfFold.set(i, { logits: combinedEmptyRoomLogits(parsed, x, headLogits(main, x)), head });
   }
 }
-const y = Int32Array.from(calibrationEntries, (e) => labels.indexOf(e.label));
+const countedRows = heldOutRows.filter((i) => counted(rows[i]!));
 const temperature = fitTemperature(
-  outOfFold.map((o) => o.logits),
-  y,
+  countedRows.map((i) => outOfFold.get(i)!.logits),
+  Int32Array.from(countedRows, (i) => labels.indexOf(entries[i]!.label)),
 );
-// Each photo through the whole verdict, with its fold's head, the fitted temperature and no threshold.
-const answers = calibrationEntries.map((entry, r) => {
-  const head = parseRoomHead({
-    ...mainFile,
-    emptyRooms: { ...outOfFold[r]!.head, temperature, answerAbove: 0 },
-  });
-  const verdict = decideVerdict(head, toModelFeatures(features[calibrationRows[r]!]!));
-  return { p: verdict.roomConfidence, right: verdict.roomType === entry.label };
-});
-const answerAbove = answerThreshold(answers, precision);
-const answered = answers.filter((a) => a.p >= answerAbove);
+/** The verdict's answer on held-out row i: its best room's probability, whether that room is right, and the room named ('' if none). */
+function answerOn(head: RoomHead, i: number): NamedAnswer {
+  const verdict = decideVerdict(head, toModelFeatures(features[i]!));
+  const best = labels.reduce((a, b) =>
+    (verdict.roomProbabilities[b as RoomType] ?? 0) > (verdict.roomProbabilities[a as RoomType] ?? 0) ? b : a,
+  );
+  const room = verdict.roomType === 'unknown' ? '' : verdict.roomType;
+  return { p: verdict.roomConfidence, right: best === entries[i]!.label, room };
+}
+// Each photo through the whole verdict, with its fold's head, the fitted temperature and no threshold:
+// it names its best room unless a rule (a bathroom's or a kitchen's fixture not seen) says `unknown`.
+const answerOf = new Map(
+  heldOutRows.map((i) => {
+    const emptyRooms = { ...outOfFold.get(i)!.head, temperature, answerAbove: 0 };
+    return [i, answerOn(parseRoomHead({ ...mainFile, emptyRooms }), i)] as const;
+  }),
+);
+const answers = countedRows.map((i) => answerOf.get(i)!);
+const named = answers.filter((a) => a.room !== '');
+const answerAbove = answerThreshold(named, precision);
+const answerAboveByRoom = answerThresholdsByRoom(named, labels, precision, main.unknownBelow);
+const isAnswered = (a: NamedAnswer): boolean => a.room !== '' && a.p >= answerAboveByRoom[a.room]!;
+const answered = answers.filter(isAnswered);
 const right = answered.filter((a) => a.right).length;
-const atMainTemperature = calibrationEntries.map((entry, r) => {
-  const verdict = decideVerdict(main, toModelFeatures(features[calibrationRows[r]!]!));
-  return { p: verdict.roomConfidence, right: verdict.roomType === entry.label };
-});
+const atMainTemperature = countedRows.map((i) => answerOn(main, i));
+const share = (rows: readonly NamedAnswer[]): string =>
+  (rows.filter((a) => a.right).length / rows.length).toFixed(3);
 console.log(
-  `out of fold: accuracy ${(answers.filter((a) => a.right).length / answers.length).toFixed(3)} ` +
-    `(main head alone ${(atMainTemperature.filter((a) => a.right).length / answers.length).toFixed(3)}), ` +
-    `temperature ${temperature.toFixed(3)}, expected calibration error ${expectedCalibrationError(answers).toFixed(3)} ` +
+  `out of fold: accuracy ${share(answers)} (main head alone ${share(atMainTemperature)}), temperature ` +
+    `${temperature.toFixed(3)}, expected calibration error ${expectedCalibrationError(answers).toFixed(3)} ` +
     `(main head alone ${expectedCalibrationError(atMainTemperature).toFixed(3)})`,
 );
 console.log(
-  `answer threshold ${answerAbove.toFixed(3)}: answers ${answered.length}/${answers.length}, ` +
-    `right ${right}/${answered.length} (precision asked: ${precision})`,
+  `answer thresholds (one for all rooms: ${answerAbove.toFixed(3)}): ` +
+    Object.entries(answerAboveByRoom)
+      .map(([room, t]) => `${room} ${t.toFixed(3)}`)
+      .join(', '),
 );
+console.log(
+  `answers ${answered.length}/${answers.length}, right ${right}/${answered.length} (precision asked: ${precision}, per room)`,
+);
+for (const [name, keep] of [
+  ['masked held-out photos', (r: Row) => !r.real],
+  ['real empty rooms held out', (r: Row) => r.real],
+] as const) {
+  for (const label of ['all', ...labels]) {
+    const subset = heldOutRows.filter(
+      (i) => keep(rows[i]!) && (label === 'all' || entries[i]!.label === label),
+    );
+    if (subset.length === 0) continue;
+    const given = subset.map((i) => answerOf.get(i)!).filter(isAnswered);
+    console.log(
+      `  ${name}, ${label}: answered ${given.length}/${subset.length}, ` +
+        `right ${given.filter((a) => a.right).length}/${given.length}`,
+    );
+  }
+}
 if (args['calibration-out']) {
   // The out-of-fold answers, for the calibration test (test/analysis/empty-room-calibration.test.ts).
-  const rows = answers.map((a) => [Number(a.p.toFixed(4)), a.right ? 1 : 0]);
-  await writeFile(path.resolve(args['calibration-out']), `${JSON.stringify({ answerAbove, rows })}\n`);
+  const stored = answers.map((a) => [Number(a.p.toFixed(4)), a.right ? 1 : 0, a.room]);
+  await writeFile(
+    path.resolve(args['calibration-out']),
+    `${JSON.stringify({ answerAbove, answerAboveByRoom, rows: stored })}\n`,
+  );
 }
 
 if (!args['dry-run']) {
   const round = (v: number): number => Number(v.toPrecision(4));
-  const final = await fitEmptyHead(entries.map((_, i) => i));
+  const final = await fitEmptyHead(rows.flatMap((r, i) => (fitted(r) ? [i] : [])));
   const out: RoomHeadFile = {
     ...mainFile,
-    emptyRooms: { ...final, temperature: round(temperature), answerAbove: round(answerAbove) },
+    emptyRooms: {
+      ...final,
+      temperature: round(temperature),
+      answerAbove: round(answerAbove),
+      answerAboveByRoom: Object.fromEntries(
+        Object.entries(answerAboveByRoom).map(([room, t]) => [room, round(t)]),
+      ),
+    },
     provenance: {
       ...headFile.provenance,
       emptyRooms: {
         note:
-          'Empty-room head fitted on held-out training photos with their furniture masked out; temperature ' +
-          'and answer threshold fitted out of fold (scripts/fit-empty-rooms.ts).',
-        photos: calibrationRows.length,
-        fitSplitPhotos: extraRows.length,
+          'Empty-room head fitted on training photos with their furniture masked out' +
+          (realUse === 'fit' ? ' and on training photos of rooms empty as they are' : '') +
+          '; temperature and answer thresholds (one per room) fitted out of fold on the held-out ones ' +
+          '(scripts/fit-empty-rooms.ts).',
+        photos: count((r) => !r.real && r.heldOut),
+        fitSplitPhotos: count((r) => !r.real && !r.heldOut),
+        realEmpties: {
+          folder: realFolder,
+          use: realUse,
+          heldOut: count((r) => r.real && r.heldOut),
+          fitSplit: count((r) => r.real && !r.heldOut),
+        },
         perGroup,
         fitPerGroup,
         mask: MASK_VARIANT,
@@ -236,4 +343,26 @@ async function fitEmptyHead(rows: number[]): Promise<EmptyRoomHeadFile> {
     temperature: 1,
     answerAbove: 0,
   };
+}
+
+/**
+ * The fold of each held-out row: rows of one photo share a fold. The rows counted are dealt first, as
+ * they would be alone, so photos only measured never move the folds of those the head is chosen on.
+ */
+function photoFolds(heldOutRows: readonly number[]): Map<number, number> {
+  const foldOfFile = new Map<string, number>();
+  for (const group of [heldOutRows.filter((i) => counted(rows[i]!)), heldOutRows]) {
+    const unseen = group.filter(
+      (i, k) =>
+        !foldOfFile.has(entries[i]!.file) &&
+        group.findIndex((j) => entries[j]!.file === entries[i]!.file) === k,
+    );
+    const dealt = stratifiedFolds(
+      unseen.map((i) => entries[i]!),
+      FOLDS,
+      seed,
+    );
+    unseen.forEach((i, k) => foldOfFile.set(entries[i]!.file, dealt[k]!));
+  }
+  return new Map(heldOutRows.map((i) => [i, foldOfFile.get(entries[i]!.file)!]));
 }

@@ -24,6 +24,31 @@ export function answerThreshold(rows: readonly ScoredAnswer[], target: number): 
   return best;
 }
 
+/** An answer and the room it named: '' when a rule left it `unknown` whatever its probability. */
+export interface NamedAnswer extends ScoredAnswer {
+  room: string;
+}
+
+/**
+ * A threshold per room: answerThreshold over the answers that named that room (so each room's answers
+ * are right in at least `target` of cases on their own, whatever the mix of rooms), never below
+ * `floor`; 1 (never named) for a room whose answers never reach `target` or are fewer than ten.
+ * Answers named '' are no answers at any threshold and are left out.
+ */
+export function answerThresholdsByRoom(
+  rows: readonly NamedAnswer[],
+  rooms: readonly string[],
+  target: number,
+  floor: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    rooms.map((room) => {
+      const own = rows.filter((row) => row.room === room);
+      return [room, Math.max(floor, answerThreshold(own, target))];
+    }),
+  );
+}
+
 /**
  * Expected calibration error over ten equal-width bins of p: the answer-weighted mean gap between the
  * stated probability and the share right (0 for perfectly calibrated answers).

@@ -19,6 +19,12 @@ export interface EmptyRoomHeadFile extends LinearHeadFile {
   temperature: number;
   /** An empty room's type is given from this combined probability on (and a fixture, where it has some). */
   answerAbove: number;
+  /**
+   * Per room, the probability from which an empty room is given that type, in place of `answerAbove`:
+   * each fitted on that room's own out-of-fold answers, so rooms that are easy to name (a bathroom with
+   * its toilet seen) do not lend their precision to rooms that are not. 1: never named when empty.
+   */
+  answerAboveByRoom?: Record<string, number>;
 }
 
 /** An empty-room head ready to apply. */
@@ -26,6 +32,8 @@ export interface EmptyRoomHead extends DecodedLinearHead {
   /** Index of each label among the main head's labels. */
   mainIndex: number[];
   answerAbove: number;
+  /** Threshold of each label: its own where the file has one, else `answerAbove`. */
+  answerAboveByRoom: Record<string, number>;
 }
 
 /** Validates and unpacks the `emptyRooms` part of a head file against the main head's labels and size. */
@@ -36,14 +44,19 @@ export function parseEmptyRoomHead(
 ): EmptyRoomHead {
   const head = decodeLinearHead(file, dimensions);
   const mainIndex = file.labels.map((label) => mainLabels.indexOf(label));
+  const byRoom = file.answerAboveByRoom ?? {};
+  const isProbability = (v: number): boolean => v >= 0 && v <= 1;
   const ok =
     head !== null &&
     file.labels.length >= 2 &&
     mainIndex.every((k) => k >= 0) &&
-    file.answerAbove >= 0 &&
-    file.answerAbove <= 1;
+    isProbability(file.answerAbove) &&
+    Object.entries(byRoom).every(([label, v]) => file.labels.includes(label) && isProbability(v));
   if (!ok) throw new Error('the empty-room part of the room classifier file is malformed');
-  return { ...head, mainIndex, answerAbove: file.answerAbove };
+  const answerAboveByRoom = Object.fromEntries(
+    file.labels.map((label) => [label, byRoom[label] ?? file.answerAbove]),
+  );
+  return { ...head, mainIndex, answerAbove: file.answerAbove, answerAboveByRoom };
 }
 
 /** Log-softmax of logits. */

@@ -27,8 +27,8 @@ export const FIXTURE_EVIDENCE: readonly {
 /**
  * Rooms built with fixtures the detector knows: an empty one is named only when one of its fixtures
  * is seen at EMPTY_FIXTURE_MIN_PEAK, whatever the classifier says (an empty bedroom's white walls
- * read to it as a bathroom's tiles). Rooms without such fixtures need the head's empty-room
- * probability alone to reach `emptyAnswerAbove`.
+ * read to it as a bathroom's tiles). Rooms without such fixtures need the empty-room probability
+ * alone to reach their threshold.
  */
 export const EMPTY_ROOM_FIXTURES: Partial<Record<RoomType, readonly string[]>> = {
   bathroom: ['toilet', 'sink'],
@@ -62,8 +62,9 @@ export function applyFixtureEvidence(
 /**
  * The room of an interior from its probabilities (`rooms`, keyed by label): the most probable room,
  * or `unknown` when the evidence is too weak. A furnished room needs the head's `unknownBelow`; an
- * empty one (probabilities at the empty-room temperature) needs `emptyAnswerAbove` and, for a room
- * built with fixtures the detector knows, one of them seen.
+ * empty one (probabilities at the empty-room temperature) needs that room's threshold of the
+ * empty-room head (`answerAboveByRoom`) and, for a room built with fixtures the detector knows, one of
+ * them seen.
  */
 export function nameInteriorRoom(
   head: RoomHead,
@@ -82,7 +83,7 @@ export function nameInteriorRoom(
       (label) =>
         (classMax[COCO_LABELS.indexOf(label as (typeof COCO_LABELS)[number])] ?? 0) >= EMPTY_FIXTURE_MIN_PEAK,
     );
-  const answerAbove = head.emptyRooms?.answerAbove ?? head.unknownBelow;
+  const answerAbove = head.emptyRooms?.answerAboveByRoom[best] ?? head.unknownBelow;
   return { roomType: fixtureSeen && p >= answerAbove ? best : 'unknown', p };
 }
 
@@ -91,7 +92,7 @@ export function nameInteriorRoom(
  * classifier with fixture evidence for photos. A furnished room is `unknown` when its best room is
  * below the head's calibrated threshold. An empty room (furniture is what the main head learned rooms
  * from) is read by the empty-room head together with the main head, and named only on a fixture of
- * the room (where it has some the detector knows) and a probability of at least its `answerAbove`.
+ * the room (where it has some the detector knows) and a probability of at least that room's threshold.
  */
 export function decideVerdict(head: RoomHead, features: ModelFeatures): SceneVerdict {
   const drawing = drawingProbabilities(features.statistics, features.detections);
