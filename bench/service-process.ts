@@ -91,8 +91,9 @@ export async function startServiceProcess(
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  // A bench that fails or is interrupted must not leave its service running (with its port and,
-  // on a server, its schema's connections): the child goes when the bench process goes.
+  // A bench that fails or exits must not leave its service running (with its port and, on a server,
+  // its schema's connections). Node emits 'exit' on a throw or process.exit, not when the bench is
+  // killed by a signal; Ctrl-C reaches the child anyway, as it signals the whole process group.
   const killChild = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
@@ -112,6 +113,8 @@ export async function startServiceProcess(
     }
   } catch (error) {
     killChild();
+    process.removeListener('exit', killChild);
+    fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
   return {

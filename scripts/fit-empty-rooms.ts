@@ -15,7 +15,7 @@
  * fitted on 5-fold out-of-fold readings. Each room's threshold (`answerAboveByRoom`) is the lowest
  * probability from which every stricter threshold is right in at least `--precision` of the
  * out-of-fold answers naming that room, never below the main head's `unknownBelow`; `answerAbove` is
- * the same over all rooms at once, for reference.
+ * the same over all rooms at once, the fallback for a room without its own.
  *
  * The interior photos under `--real-empties` that the verdict takes for empty as photographed are read
  * out of fold too and reported apart (`measure`), or also fitted on and counted (`fit`). Features are

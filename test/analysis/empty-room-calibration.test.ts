@@ -190,6 +190,9 @@ void test("an empty room is named only on its fixtures and its own room's thresh
   assert.equal(nameInteriorRoom(head, rooms('entrance_hall', 0.6), false, peaks({})).roomType, 'unknown');
   // An empty living room is never named: its answers were not right often enough to trust.
   assert.equal(nameInteriorRoom(head, { living_room: 0.97 }, false, peaks({})).roomType, 'unknown');
+  // Not even at a probability that rounded to exactly 1: a threshold of 1 means never.
+  assert.equal(threshold.living_room, 1);
+  assert.equal(nameInteriorRoom(head, { living_room: 1 }, false, peaks({})).roomType, 'unknown');
   // A furnished room keeps the head's own, lower bar.
   assert.equal(nameInteriorRoom(head, rooms('bedroom', 0.58), true, peaks({})).roomType, 'bedroom');
 });
@@ -198,15 +201,23 @@ void test('a head file whose empty-room part does not fit the main head is refus
   const file = JSON.parse(await readFile(DEFAULT_HEAD_PATH, 'utf8')) as RoomHeadFile;
   const empty = file.emptyRooms!;
   assert.equal(parseRoomHead(file).emptyRooms?.labels.length, 6);
+  // A file is JSON from disk: its parts are checked, whatever the type says they hold.
   for (const broken of [
     { ...empty, labels: [...empty.labels.slice(0, -1), 'garage'] },
     { ...empty, answerAbove: 1.5 },
     { ...empty, answerAboveByRoom: { ...empty.answerAboveByRoom, garage: 0.5 } },
     { ...empty, answerAboveByRoom: { bedroom: -0.1 } },
+    // Values that are not numbers, and a part that is not an object of them, are refused too.
+    { ...empty, answerAboveByRoom: { bedroom: null } },
+    { ...empty, answerAboveByRoom: { bedroom: '0.5' } },
+    { ...empty, answerAboveByRoom: { bedroom: true } },
+    { ...empty, answerAboveByRoom: 5 },
+    { ...empty, answerAboveByRoom: [0.5] },
+    { ...empty, answerAbove: null },
     { ...empty, temperature: 0 },
     { ...empty, bias: empty.bias.slice(1) },
-  ]) {
-    assert.throws(() => parseRoomHead({ ...file, emptyRooms: broken }), {
+  ] as unknown[]) {
+    assert.throws(() => parseRoomHead({ ...file, emptyRooms: broken as typeof empty }), {
       message: 'the empty-room part of the room classifier file is malformed',
     });
   }

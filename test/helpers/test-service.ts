@@ -9,8 +9,6 @@ import { embeddedTemplate } from './embedded-template.ts';
 import { dropServiceSchema } from './server-schema.ts';
 import { lateBound, startedForFile } from './file-fixture.ts';
 
-/** Every scope a token can carry. */
-
 /** A service for one test file: the real app, worker, queue and database, and helpers to drive it. */
 export interface TestService {
   service: Service;

@@ -44,17 +44,20 @@ export function parseEmptyRoomHead(
 ): EmptyRoomHead {
   const head = decodeLinearHead(file, dimensions);
   const mainIndex = file.labels.map((label) => mainLabels.indexOf(label));
-  const byRoom = file.answerAboveByRoom ?? {};
-  const isProbability = (v: number): boolean => v >= 0 && v <= 1;
+  const byRoom: unknown = file.answerAboveByRoom ?? {};
+  const isProbability = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= 1;
   const ok =
     head !== null &&
     file.labels.length >= 2 &&
     mainIndex.every((k) => k >= 0) &&
     isProbability(file.answerAbove) &&
+    typeof byRoom === 'object' &&
+    byRoom !== null &&
+    !Array.isArray(byRoom) &&
     Object.entries(byRoom).every(([label, v]) => file.labels.includes(label) && isProbability(v));
   if (!ok) throw new Error('the empty-room part of the room classifier file is malformed');
   const answerAboveByRoom = Object.fromEntries(
-    file.labels.map((label) => [label, byRoom[label] ?? file.answerAbove]),
+    file.labels.map((label) => [label, (byRoom as Record<string, number>)[label] ?? file.answerAbove]),
   );
   return { ...head, mainIndex, answerAbove: file.answerAbove, answerAboveByRoom };
 }

@@ -83,8 +83,12 @@ export function nameInteriorRoom(
       (label) =>
         (classMax[COCO_LABELS.indexOf(label as (typeof COCO_LABELS)[number])] ?? 0) >= EMPTY_FIXTURE_MIN_PEAK,
     );
-  const answerAbove = head.emptyRooms?.answerAboveByRoom[best] ?? head.unknownBelow;
-  return { roomType: fixtureSeen && p >= answerAbove ? best : 'unknown', p };
+  const answerAbove = head.emptyRooms
+    ? (head.emptyRooms.answerAboveByRoom[best] ?? head.emptyRooms.answerAbove)
+    : head.unknownBelow;
+  // A threshold of 1 is "never": a probability can round to exactly 1, and must not pass it then.
+  const named = fixtureSeen && answerAbove < 1 && p >= answerAbove;
+  return { roomType: named ? best : 'unknown', p };
 }
 
 /**
