@@ -135,14 +135,15 @@ export async function findProduct(
   return rows[0] ?? null;
 }
 
-/** Products ordered by external_id, after `afterExternalId` (exclusive). */
+/** Products ordered by external_id, after `afterExternalId` (exclusive) and from `fromExternalId` on. */
 export async function listProducts(
   db: Queryable,
-  query: { tenantId: string; afterExternalId: string | null; limit: number },
+  query: { tenantId: string; afterExternalId: string | null; fromExternalId: string | null; limit: number },
 ): Promise<ProductView[]> {
   return db.query<ProductView>(
     `${PRODUCT_VIEW} WHERE p.tenant_id = $1 AND ($2::text IS NULL OR p.external_id > $2)
+       AND ($4::text IS NULL OR p.external_id >= $4)
      ORDER BY p.external_id LIMIT $3`,
-    [query.tenantId, query.afterExternalId, query.limit],
+    [query.tenantId, query.afterExternalId, query.limit, query.fromExternalId],
   );
 }

@@ -10,7 +10,15 @@ import type { CatalogService } from './catalog.service.ts';
 
 const ProductParams = Type.Object({ external_id: Type.String() });
 const VariantParams = Type.Object({ external_id: Type.String(), sku: Type.String() });
-const ProductQuery = PageQuery(500, 100);
+const ProductQuery = PageQuery(500, 100, {
+  prefix: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'Only the products whose external_id starts with this (case-sensitive)',
+    }),
+  ),
+});
 
 /** `GET /products` and `GET /products/{external_id}` (CONTRACT §9), and the deletes (§10.5). */
 export async function catalogRoutes(
@@ -27,15 +35,15 @@ export async function catalogRoutes(
         { querystring: ProductQuery },
         {
           tags,
-          summary: 'List stored products by external_id',
+          summary: 'List stored products by external_id, all or those with an external_id prefix',
           description: 'A page of products, by external_id',
           answer: PageSchema(ProductView, 'ProductPage'),
         },
       ),
     },
     async (request) => {
-      const { limit = 100, cursor } = request.query;
-      return catalog.listProducts(principalOf(request).tenantId, { limit, cursor });
+      const { limit = 100, cursor, prefix } = request.query;
+      return catalog.listProducts(principalOf(request).tenantId, { limit, cursor, prefix });
     },
   );
 

@@ -15,7 +15,11 @@ export type DeleteTarget = 'product' | 'variant';
  */
 export interface CatalogService {
   getProduct(tenantId: string, externalId: string): Promise<ProductView>;
-  listProducts(tenantId: string, query: { limit: number; cursor?: string }): Promise<Page<ProductView>>;
+  /** A page of the catalog by external_id; with `prefix`, of the products whose external_id starts with it. */
+  listProducts(
+    tenantId: string,
+    query: { limit: number; cursor?: string; prefix?: string },
+  ): Promise<Page<ProductView>>;
   /** Deletes a product and its variants at once; 404 when the tenant has no such product. */
   deleteProduct(tenantId: string, externalId: string): Promise<void>;
   /** Deletes one variant; 404 when the product has no such sku, 409 when it is the last one. */
@@ -48,10 +52,20 @@ export function createCatalogService({
       if (!product) throw new NotFoundError('No product with this external_id.');
       return product;
     },
-    async listProducts(tenantId, { limit, cursor }) {
+    async listProducts(tenantId, { limit, cursor, prefix }) {
       const scope = 'products';
       const afterExternalId = cursor === undefined ? null : decodeCursor<string>(cursor, scope, 'string');
-      const rows = await listProducts(db, { tenantId, afterExternalId, limit: limit + 1 });
+      if (prefix !== undefined && !storable(prefix)) return { data: [], next_cursor: null };
+      const read = await listProducts(db, {
+        tenantId,
+        afterExternalId,
+        fromExternalId: prefix ?? null,
+        limit: limit + 1,
+      });
+      // Ordered by external_id, the ids with a prefix are one run from the prefix itself on: the
+      // statement starts there, and the first id without the prefix ends the list.
+      const end = prefix === undefined ? -1 : read.findIndex((row) => !row.external_id.startsWith(prefix));
+      const rows = end === -1 ? read : read.slice(0, end);
       const data = rows.slice(0, limit);
       const last = data.at(-1);
       return {

@@ -5,13 +5,10 @@ import type { View } from '../main.ts';
 import { cursorPager } from '../pager.ts';
 
 const PAGE_SIZE = 50;
-/** API pages read at most per search, so a prefix far down a large catalog cannot run away. */
-const MAX_SCAN_PAGES = 40;
 
 /**
- * The stored catalog by external_id, with a prefix search. `GET /products` has no prefix filter, but
- * it is ordered by external_id: the search walks its pages (500 at a time) from the start, keeps the
- * matches and stops at the first id past the prefix.
+ * The stored catalog by external_id, all of it or the products whose external_id starts with the
+ * searched prefix (`GET /products?prefix=`), a page at a time either way.
  */
 export const catalogView: View = (main, { query: params }) => {
   const message = h('p', { class: 'error', role: 'alert' });
@@ -42,10 +39,16 @@ export const catalogView: View = (main, { query: params }) => {
     );
   }
 
+  /** The prefix searched for; empty while the whole catalog is shown. */
+  let prefix = prefixInput.value.trim();
+
   async function browse(cursor: string | null): Promise<string | null | undefined> {
     try {
-      const page = await getJson<Page<Product>>(`/products${query({ limit: PAGE_SIZE, cursor })}`);
-      render(page.data, 'Products by external id');
+      const page = await getJson<Page<Product>>(`/products${query({ limit: PAGE_SIZE, cursor, prefix })}`);
+      render(
+        page.data,
+        prefix ? `Products whose external id starts with “${prefix}”` : 'Products by external id',
+      );
       message.textContent = '';
       pager.element.hidden = false;
       return page.next_cursor;
@@ -56,28 +59,6 @@ export const catalogView: View = (main, { query: params }) => {
   }
   const pager = cursorPager(browse);
 
-  async function search(prefix: string) {
-    const found: Product[] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    pager.element.hidden = true;
-    try {
-      scan: do {
-        const page: Page<Product> = await getJson(`/products${query({ limit: 500, cursor })}`);
-        for (const product of page.data) {
-          if (product.external_id.startsWith(prefix)) found.push(product);
-          else if (product.external_id > prefix) break scan;
-          if (found.length === PAGE_SIZE) break scan;
-        }
-        cursor = page.next_cursor;
-      } while (cursor !== null && ++pages < MAX_SCAN_PAGES);
-      render(found, `Products whose external id starts with “${prefix}”`);
-      message.textContent = '';
-    } catch (error) {
-      message.textContent = errorText(error);
-    }
-  }
-
   const form = h(
     'form',
     {
@@ -85,9 +66,8 @@ export const catalogView: View = (main, { query: params }) => {
       role: 'search',
       onsubmit: (event) => {
         event.preventDefault();
-        const prefix = prefixInput.value.trim();
-        if (prefix) void search(prefix);
-        else void pager.first();
+        prefix = prefixInput.value.trim();
+        void pager.first();
       },
     },
     h('label', { for: 'prefix' }, 'External id starts with'),
@@ -95,7 +75,5 @@ export const catalogView: View = (main, { query: params }) => {
     h('button', { type: 'submit' }, 'Search'),
   );
   main.append(h('h1', {}, 'Catalog'), form, message, body, pager.element);
-  const initial = prefixInput.value.trim();
-  if (initial) void search(initial);
-  else void pager.first();
+  void pager.first();
 };
