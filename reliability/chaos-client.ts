@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Member } from './cluster.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -23,8 +24,13 @@ export interface Answer {
 /** A submission that got its 202 after `lost` attempts whose outcome is unknown. */
 export interface Submission {
   batchId: string;
-  /** Attempts answered 5xx or not at all: each may have created a batch with the same items. */
+  /**
+   * Attempts answered 5xx or not at all. Every attempt carries the submission's one
+   * `Idempotency-Key` (CONTRACT §10.2), so none of them may have created a second batch.
+   */
   lost: number;
+  /** The 202 was a replay (`Idempotent-Replayed: true`): a lost attempt had stored the batch. */
+  replayed: boolean;
 }
 
 /** What every request of the run met, for the final accounting. */
@@ -35,14 +41,21 @@ export interface RequestLog {
 
 /**
  * A client of the cluster's API processes, round-robin, that retries what is safe to retry: reads
- * on a 5xx or a connection error, submissions too, counting each such attempt as "lost" (it may
- * have stored a batch; the run finds those in the tenant's batch list afterwards).
+ * on a 5xx or a connection error, and submissions too, each with its own `Idempotency-Key` on every
+ * attempt, so that a lost answer is retried without a second batch (the run checks the tenant's
+ * batch list for exactly one batch per submission).
  */
 export function createChaosClient(apis: readonly Member[], log: RequestLog) {
   let turn = 0;
 
   /** One attempt on the next API process; throws on a connection error, after logging it. */
-  async function attempt(token: string, method: string, path: string, body?: string): Promise<Answer> {
+  async function attempt(
+    token: string,
+    method: string,
+    path: string,
+    body?: string,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
     const api = apis[turn++ % apis.length]!;
     const start = Date.now();
     try {
@@ -51,6 +64,7 @@ export function createChaosClient(apis: readonly Member[], log: RequestLog) {
         headers: {
           authorization: `Bearer ${token}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
         },
         body,
         signal: AbortSignal.timeout(60_000),
@@ -87,22 +101,29 @@ export function createChaosClient(apis: readonly Member[], log: RequestLog) {
     }
   }
 
-  /** Submits `items` until a 202; 429s wait `Retry-After`, 5xx and lost answers count as `lost`. */
+  /**
+   * Submits `items` until a 202, every attempt with the same `Idempotency-Key`; 429s wait
+   * `Retry-After`, 5xx and lost answers count as `lost`.
+   */
   async function submit(
     token: string,
     items: unknown[],
     deadline = Date.now() + 180_000,
   ): Promise<Submission> {
     const body = JSON.stringify({ items });
+    const key = { 'idempotency-key': randomUUID() };
     let lost = 0;
     for (;;) {
       let answer: Answer | null = null;
       try {
-        answer = await attempt(token, 'POST', '/products/ingestions', body);
+        answer = await attempt(token, 'POST', '/products/ingestions', body, key);
       } catch {
         lost++;
       }
-      if (answer?.status === 202) return { batchId: (answer.json as { batch_id: string }).batch_id, lost };
+      if (answer?.status === 202) {
+        const batchId = (answer.json as { batch_id: string }).batch_id;
+        return { batchId, lost, replayed: answer.headers.get('idempotent-replayed') === 'true' };
+      }
       if (answer && answer.status >= 500) lost++;
       else if (answer && answer.status !== 429) {
         throw new Error(`submission answered ${answer.status}: ${JSON.stringify(answer.json)}`);

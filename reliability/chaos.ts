@@ -53,8 +53,8 @@ const SETTLE_MS = 150_000;
 async function submitLoop(client: ChaosClient, tenant: ChaosTenant, random: Random, until: number) {
   while (Date.now() < until) {
     const items = makeBatch(random, tenant.name, SHAPE.maxItems);
-    const { batchId, lost } = await client.submit(tenant.token, items);
-    tenant.submissions.push({ items, batchId, lost });
+    const { batchId, lost, replayed } = await client.submit(tenant.token, items);
+    tenant.submissions.push({ items, batchId, lost, keyed: true, replayed });
     await sleep(random.int(0, 1000));
   }
 }
@@ -215,9 +215,11 @@ async function main(): Promise<number> {
     const deadline = Date.now() + SETTLE_MS;
     for (const tenant of tenants) {
       const summary = await checkTenant(client, tenant, verdicts, deadline);
+      const lost = tenant.submissions.reduce((n, s) => n + s.lost, 0);
+      const replays = tenant.submissions.filter((s) => s.replayed).length;
       say(
-        `  ${tenant.name}: ${summary.batches} batches (${summary.lostCreated} from lost answers), ` +
-          `${summary.failedItems} failed items`,
+        `  ${tenant.name}: ${summary.batches} batches (${lost} lost answers retried with their ` +
+          `Idempotency-Key, ${replays} of them answered by a replay), ${summary.failedItems} failed items`,
       );
     }
     await verdicts.check(`zero cross-tenant answers (${probes} probes)`, () => assert.deepEqual(leaks, []));

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { matchBatches } from '../../reliability/chaos-checks.ts';
 
 /**
- * The chaos run's accounting of submissions whose answer was lost: such a submission may have
- * created a batch just before the one whose 202 came, with the same items, and nowhere else.
+ * The chaos run's accounting of submissions whose answer was lost: one without an Idempotency-Key
+ * may have created a batch just before the one whose 202 came, with the same items, and nowhere
+ * else; one with a key made exactly one batch.
  */
 
 const a = ['a'];
@@ -42,4 +43,20 @@ void test('a batch nobody submitted, a missing one or one out of order fails the
   assert.throws(() => matchBatches(submissions, listed(['A', 1], ['X', 1], ['B', 2])), /lost batch X's size/);
   assert.throws(() => matchBatches(submissions, listed(['A', 1])), /accepted batches missing/);
   assert.throws(() => matchBatches(submissions, listed(['B', 2], ['A', 1])), /matches no submission|missing/);
+});
+
+void test('a submission with an Idempotency-Key made one batch, however many of its answers were lost', () => {
+  const submissions = [
+    { items: a, batchId: 'A', lost: 0, keyed: true },
+    { items: b, batchId: 'B', lost: 3, keyed: true },
+  ];
+  assert.deepEqual(matchBatches(submissions, listed(['A', 1], ['B', 2])), [
+    { batchId: 'A', items: a, known: true },
+    { batchId: 'B', items: b, known: true },
+  ]);
+  // A second batch with its items is a key that did not hold.
+  assert.throws(
+    () => matchBatches(submissions, listed(['A', 1], ['X', 2], ['B', 2])),
+    /matches no submission/,
+  );
 });
