@@ -20,7 +20,7 @@ import { onInterrupt } from './interrupts.ts';
 
 const USAGE = `usage: npm run ingest -- <file> [options]
   <file>                 a JSON or JSONL file, a pipe, or - for standard input
-  --url <url>            the service (default http://127.0.0.1:3000)
+  --url <url>            the service (default: env INGEST_URL, else http://127.0.0.1:3000)
   --token <jwt>          bearer token (default: env INGEST_TOKEN, which keeps it off the command line)
   --tenant <tenant>      mint a token for this tenant with the service's secret, like npm run token
   --errors <path>        where failed items are written (default <file>.errors.jsonl;
@@ -36,6 +36,8 @@ const USAGE = `usage: npm run ingest -- <file> [options]
                          (default <file>.preview.jsonl; required for standard input)`;
 
 const DEFAULT_URL = 'http://127.0.0.1:3000';
+/** What a refused first request adds, in a run and in a dry run alike. */
+const ADDRESS_HINT = `is the service running there? Give its address with --url or INGEST_URL (default ${DEFAULT_URL})`;
 
 /** The shell's code for a command ended by Ctrl-C (128 + SIGINT), also used after SIGTERM. */
 const EXIT_INTERRUPTED = 130;
@@ -139,7 +141,11 @@ async function dryRun(
     format: values.format,
     errors: preview,
   });
-  const client = createIngestionClient({ baseUrl, token: await tokenFrom(values) });
+  const client = createIngestionClient({
+    baseUrl,
+    token: await tokenFrom(values),
+    addressHint: ADDRESS_HINT,
+  });
   const outcome = await previewFile({ file, format, previewPath, batchSize, client });
   const { create, update, unchanged, invalid } = outcome.summary;
   process.stderr.write(
@@ -153,7 +159,7 @@ async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      url: { type: 'string', default: DEFAULT_URL },
+      url: { type: 'string', default: process.env.INGEST_URL ?? DEFAULT_URL },
       token: { type: 'string' },
       tenant: { type: 'string' },
       errors: { type: 'string' },
@@ -185,7 +191,7 @@ async function main(): Promise<number> {
     baseUrl,
     token,
     onRetry: (reason, ms) => progress.retrying(reason, ms),
-    addressHint: `is the service running there? Give its address with --url (default ${DEFAULT_URL})`,
+    addressHint: ADDRESS_HINT,
   });
   const interruption = new AbortController();
   const removeHandlers = onInterrupt({

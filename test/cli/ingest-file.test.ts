@@ -145,18 +145,24 @@ void describe('npm run ingest against a running service', () => {
     const file = path.join(dir, 'nowhere.jsonl');
     await fs.writeFile(file, `${JSON.stringify(product())}\n`);
     const closed = await closedPort();
-    const started = performance.now();
-    const run = await ingest([file, '--url', `http://127.0.0.1:${closed}`], { INGEST_TOKEN: 't' });
-    const seconds = (performance.now() - started) / 1000;
-    assert.equal(run.code, 1, run.stderr);
-    assert.equal(
-      run.stderr.split('\n').slice(0, 2).join('\n'),
+    const refused =
       `ingest: cannot reach http://127.0.0.1:${closed}: ECONNREFUSED (is the service running there? ` +
-        'Give its address with --url (default http://127.0.0.1:3000))\nNo item was submitted.',
-    );
-    assert.doesNotMatch(run.stderr, /retrying/);
-    // Retrying would take over 60 s; a fresh process with tsx takes a few.
-    assert.ok(seconds < 10, `took ${seconds.toFixed(1)} s`);
+      'Give its address with --url or INGEST_URL (default http://127.0.0.1:3000))';
+    // A run, a dry run, and the address given by INGEST_URL instead of --url: the same answer.
+    for (const [args, env] of [
+      [['--url', `http://127.0.0.1:${closed}`], {}],
+      [['--url', `http://127.0.0.1:${closed}`, '--dry-run'], {}],
+      [[], { INGEST_URL: `http://127.0.0.1:${closed}` }],
+    ] as const) {
+      const started = performance.now();
+      const run = await ingest([file, ...args], { INGEST_TOKEN: 't', ...env });
+      const seconds = (performance.now() - started) / 1000;
+      assert.equal(run.code, 1, run.stderr);
+      assert.equal(run.stderr.split('\n')[0], refused, args.join(' '));
+      assert.doesNotMatch(run.stderr, /retrying/);
+      // Retrying would take over 60 s; a fresh process with tsx takes a few.
+      assert.ok(seconds < 10, `took ${seconds.toFixed(1)} s`);
+    }
   });
 
   void test('bad arguments: exit 1 with the usage', async () => {
