@@ -32,6 +32,27 @@ export async function findVariantsBySku(
 }
 
 /**
+ * Locks the stored rows of `externalIds` until the transaction ends (one probe each, as above); the
+ * ones not stored lock nothing. A delete takes its product's row first too, so a write that reads
+ * stored variants after this cannot be overtaken by a delete of its products between its read and
+ * its write.
+ */
+export async function lockProducts(
+  tx: Queryable,
+  tenantId: string,
+  externalIds: readonly string[],
+): Promise<void> {
+  await tx.query(
+    `SELECT 1
+     FROM unnest($2::text[]) AS k(external_id)
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM products WHERE tenant_id = $1 AND external_id = k.external_id FOR UPDATE
+     ) AS p`,
+    [tenantId, externalIds],
+  );
+}
+
+/**
  * Rows serialized once for `json_to_recordset`, with their count: the one JSON array a table's
  * set-based upsert takes. The worker serializes a chunk's rows as soon as they are merged, so the
  * parsed items and merged rows they came from can be collected before the rows are written.

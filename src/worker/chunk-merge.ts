@@ -1,5 +1,10 @@
 import type { Queryable } from '../db/database.ts';
-import { findVariantsBySku, serializeRows, type SerializedRows } from '../catalog/catalog.repository.ts';
+import {
+  findVariantsBySku,
+  lockProducts,
+  serializeRows,
+  type SerializedRows,
+} from '../catalog/catalog.repository.ts';
 import { mergeItems, type MergedChunk } from '../catalog/merge-items.ts';
 import type { ItemFailure } from '../validation/item-errors.ts';
 import type { ChunkItems } from './batch-items.ts';
@@ -41,14 +46,20 @@ function toWritable(from: number, to: number, items: ChunkItems, merged: MergedC
 export const mergeChunk = (from: number, to: number, items: ChunkItems): WritableChunk =>
   toWritable(from, to, items, mergeItems(items));
 
-/** Merges the items of [from, to) on top of the stored variants they name (the rare path). */
+/**
+ * Merges the items of [from, to) on top of the stored variants they name (the rare path), inside
+ * the transaction `tx` that then writes the rows: the items' products are locked first, so what is
+ * read stays what is stored until the write commits (a delete of one of them waits, or went first
+ * and the read no longer sees its variants).
+ */
 export async function mergeChunkWithCatalog(
-  db: Queryable,
+  tx: Queryable,
   tenantId: string,
   from: number,
   to: number,
   items: ChunkItems,
 ): Promise<WritableChunk> {
+  await lockProducts(tx, tenantId, [...new Set(items.map(({ item }) => item.external_id))]);
   const skus = [...new Set(items.flatMap(({ item }) => item.variants.map((v) => v.sku)))];
-  return toWritable(from, to, items, mergeItems(items, await findVariantsBySku(db, tenantId, skus)));
+  return toWritable(from, to, items, mergeItems(items, await findVariantsBySku(tx, tenantId, skus)));
 }

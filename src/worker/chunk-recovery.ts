@@ -25,8 +25,12 @@ export async function recoverChunk(
   if (cause === 'data-error') return writeItemByItem(db, batch, items, from, to, onWriting);
   const chunkItems = await items.validIn(from, to);
   if (!chunkItems) return null; // ended by another run
-  const merged = await mergeChunkWithCatalog(db, batch.tenantId, from, to, chunkItems);
-  const again = await writeChunk(db, batch, merged, onWriting);
+  const again = await writeChunk(
+    db,
+    batch,
+    (tx) => mergeChunkWithCatalog(tx, batch.tenantId, from, to, chunkItems),
+    onWriting,
+  );
   // Only a second writer of the tenant's catalog could take a sku between the look-up and the write.
   if (again === 'sku-taken') throw new Error('A sku of the chunk was taken while it was being merged');
   return again === 'data-error' ? writeItemByItem(db, batch, items, from, to, onWriting) : again;
@@ -48,8 +52,12 @@ async function writeItemByItem(
   for (let index = from; index < to; index++) {
     const single = await items.validIn(index, index + 1);
     if (!single) return null; // ended by another run
-    const merged = await mergeChunkWithCatalog(db, batch.tenantId, index, index + 1, single);
-    const written = await writeChunk(db, batch, merged, onWriting);
+    const written = await writeChunk(
+      db,
+      batch,
+      (tx) => mergeChunkWithCatalog(tx, batch.tenantId, index, index + 1, single),
+      onWriting,
+    );
     // A sku taken under a merge just made against the catalog is a second writer's doing, not the item's.
     if (written === 'sku-taken') throw new Error('A sku of the item was taken while it was being merged');
     const step = written === 'data-error' ? await failItem(db, batch, index, single[0]?.item) : written;

@@ -1,7 +1,12 @@
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { isConnectionFailure } from '../db/database-unavailable.ts';
 import { upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
-import { advanceBatch, insertItemFailures, type BatchKey } from './batch-progress.repository.ts';
+import {
+  advanceBatch,
+  insertItemFailures,
+  lockUnfinishedBatch,
+  type BatchKey,
+} from './batch-progress.repository.ts';
 import type { WritableChunk } from './chunk-merge.ts';
 
 /**
@@ -38,20 +43,29 @@ class SkuOwnedElsewhereError extends Error {
   }
 }
 
+/** A chunk's merge made inside its write's transaction, reading the catalog through `tx`. */
+export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
+
 /**
  * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, one upsert
- * per table, the merge's rejections. `onWriting` is called once the variants statement is on its
- * way (the worker prepares the next batch then). A lost connection or a server restart is thrown:
+ * per table, the merge's rejections. `merged` is the chunk, or its merge to make in the same
+ * transaction when the merge reads stored rows, so that nothing changes them in between.
+ * `onWriting` is called once the variants statement is on its way (the worker prepares the next
+ * batch then). A lost connection or a server restart is thrown:
  * it is the job's to retry; only a write the data itself makes fail is reported, to be narrowed down.
  */
 export async function writeChunk(
   db: Database,
   batch: BatchKey,
-  chunk: WritableChunk,
+  merged: WritableChunk | MergeInTransaction,
   onWriting?: () => void,
 ): Promise<ChunkWrite> {
   try {
     return await db.transaction(async (tx) => {
+      // A merge that reads the catalog runs here, after the batch's row is locked as the fence
+      // below would lock it: batch, then products, then variants, the order every writer keeps.
+      if (typeof merged === 'function' && !(await lockUnfinishedBatch(tx, batch))) return null;
+      const chunk = typeof merged === 'function' ? await merged(tx) : merged;
       const step = { upserted: chunk.upserted, failed: chunk.failures.length };
       const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;

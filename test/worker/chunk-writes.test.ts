@@ -408,3 +408,64 @@ void describe('a chunk whose write fails', () => {
     assert.deepEqual(await allProducts(svc, token), ownerBefore);
   });
 });
+
+void describe('the rare path against a concurrent delete', () => {
+  void test(
+    'a chunk merged again against the catalog reads it under its products’ locks: a delete in between brings no image back',
+    { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+    async () => {
+      const db = svc.service.db;
+      const tenant = svc.tenant('recovery-delete');
+      const token = await svc.token(tenant);
+      const old = { url: 'https://cdn.example/old.jpg', angle: 90 };
+      const fresh = { url: 'https://cdn.example/new.jpg', angle: 0 };
+      const sku = `sku-${randomUUID()}`;
+      const stored = product({ variants: [variant({ sku, images: [old] })] });
+      assert.equal((await svc.waitForTerminal(token, await svc.submit(token, [stored]))).status, 'completed');
+
+      // A delete of the product, holding its rows until the test lets it commit.
+      let commitDelete!: () => void;
+      const deleting = db.transaction(async (tx) => {
+        await tx.query('DELETE FROM products WHERE tenant_id = $1 AND external_id = $2', [
+          tenant,
+          stored.external_id,
+        ]);
+        await new Promise<void>((resolve) => (commitDelete = resolve));
+      });
+      // The product again with a new image, and a thief of its sku after it in the same chunk: the
+      // chunk's merge rejects the thief, so the chunk takes the rare path and reads the catalog.
+      const again = { ...stored, variants: [variant({ sku, images: [fresh] })] };
+      const batchId = await storeBatch(tenant, [again, thief(sku)]);
+      const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
+
+      // The run now waits for a lock the delete holds (before or after it read the catalog).
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        const [waiting] = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%products%'`,
+        );
+        if ((waiting?.n ?? 0) > 0) break;
+        await sleep(50);
+      }
+      commitDelete();
+      await deleting;
+      await processing;
+
+      // Had it read before the delete committed, the old image would be back beside the new one.
+      const res = await svc.request({
+        method: 'GET',
+        url: `/products/${stored.external_id as string}`,
+        token,
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(
+        res
+          .json<{ variants: Array<{ sku: string; images: unknown[] }> }>()
+          .variants.map((v) => [v.sku, v.images]),
+        [[sku, [fresh]]],
+      );
+      await assertBatchCounters(svc, token, batchId, 'completed_with_errors', [2, 2, 0, 1, 1]);
+    },
+  );
+});
