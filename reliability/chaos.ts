@@ -218,8 +218,8 @@ async function main(): Promise<number> {
       const lost = tenant.submissions.reduce((n, s) => n + s.lost, 0);
       const replays = tenant.submissions.filter((s) => s.replayed).length;
       say(
-        `  ${tenant.name}: ${summary.batches} batches (${lost} lost answers retried with their ` +
-          `Idempotency-Key, ${replays} of them answered by a replay), ${summary.failedItems} failed items`,
+        `  ${tenant.name}: ${summary.batches} batches (lost answers retried with their ` +
+          `Idempotency-Key: ${lost}, answered by a replay: ${replays}), ${summary.failedItems} failed items`,
       );
     }
     await verdicts.check(`zero cross-tenant answers (${probes} probes)`, () => assert.deepEqual(leaks, []));

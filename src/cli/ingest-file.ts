@@ -65,20 +65,24 @@ function integerOption(name: string, raw: string, min: number, max: number): num
 }
 
 /**
- * --url as the base every request path is appended to: http(s), no credentials (the token is the
- * credential, and a URL's would be printed in every retry message), no query or fragment (they
- * would end up before the path). A path prefix (`https://host/catalog`) is kept.
+ * --url (else INGEST_URL, else the default) as the base every request path is appended to: http(s),
+ * no credentials (the token is the credential, and a URL's would be printed in every retry message),
+ * no query or fragment (they would end up before the path). A path prefix (`https://host/catalog`) is
+ * kept. A refusal names where the address came from.
  */
-function serviceUrl(raw: string): string {
+function serviceUrl(option: string | undefined): string {
+  const fromEnv = option === undefined ? process.env.INGEST_URL : undefined;
+  const raw = option ?? fromEnv ?? DEFAULT_URL;
+  const source = fromEnv === undefined ? '--url' : 'INGEST_URL';
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new UsageError('--url must be an http(s) URL');
+    throw new UsageError(`${source} must be an http(s) URL`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new UsageError('--url must not hold a user name or password; give the token with --token');
+    throw new UsageError(`${source} must not hold a user name or password; give the token with --token`);
   }
   if (url.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#')) {
-    throw new UsageError('--url must not hold a query or fragment');
+    throw new UsageError(`${source} must not hold a query or fragment`);
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
@@ -159,7 +163,7 @@ async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      url: { type: 'string', default: process.env.INGEST_URL ?? DEFAULT_URL },
+      url: { type: 'string' },
       token: { type: 'string' },
       tenant: { type: 'string' },
       errors: { type: 'string' },

@@ -31,7 +31,8 @@ export async function recoverChunk(
     (tx) => mergeChunkWithCatalog(tx, batch.tenantId, from, to, chunkItems),
     onWriting,
   );
-  // Only a second writer of the tenant's catalog could take a sku between the look-up and the write.
+  // The look-up and the write share a transaction: only a second writer of the tenant's catalog
+  // (a run that lost its lock) could take a sku in between.
   if (again === 'sku-taken') throw new Error('A sku of the chunk was taken while it was being merged');
   return again === 'data-error' ? writeItemByItem(db, batch, items, from, to, onWriting) : again;
 }

@@ -51,8 +51,8 @@ export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
  * per table, the merge's rejections. `merged` is the chunk, or its merge to make in the same
  * transaction when the merge reads stored rows, so that nothing changes them in between.
  * `onWriting` is called once the variants statement is on its way (the worker prepares the next
- * batch then). A lost connection or a server restart is thrown:
- * it is the job's to retry; only a write the data itself makes fail is reported, to be narrowed down.
+ * batch then). A lost connection or a server restart is thrown: it is the job's to retry; only a
+ * write the data itself makes fail is reported, to be narrowed down.
  */
 export async function writeChunk(
   db: Database,

@@ -197,6 +197,12 @@ void describe('npm run ingest against a running service', () => {
       assert.equal(run.stderr.split('\n')[0], `ingest: --url ${reason}`, bad);
       assert.doesNotMatch(run.stderr, /s3cret/);
     }
+    // An address from INGEST_URL is checked the same way, and the refusal names the variable.
+    const fromEnv = await ingest([file, '--token', 't', '--quiet'], {
+      INGEST_URL: `ftp://127.0.0.1:${port}`,
+    });
+    assert.equal(fromEnv.code, 1);
+    assert.equal(fromEnv.stderr.split('\n')[0], 'ingest: INGEST_URL must be an http(s) URL');
   });
 
   void test('a --url scheme in capitals, with a trailing slash, reaches the service', async () => {
