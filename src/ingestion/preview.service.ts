@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import { changedPaths } from '../catalog/catalog-diff.ts';
 import { findCatalogRows, type CatalogRows } from '../catalog/catalog-state.repository.ts';
 import { mergeItems, type VariantRow } from '../catalog/merge-items.ts';
@@ -27,7 +27,7 @@ export interface PreviewService {
  * earlier ones' effect and its own diff is the difference between two sets of merged rows.
  */
 export function createPreviewService(deps: {
-  db: Queryable;
+  db: Pick<Database, 'query' | 'kind'>;
   rateLimiter: RateLimiter;
   validateItem?: ItemValidator;
 }): PreviewService {
