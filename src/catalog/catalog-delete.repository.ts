@@ -40,14 +40,22 @@ export async function countVariants(
   return row ?? { count: 0, has: false };
 }
 
-/** Deletes one variant of a product (with its images). */
+/**
+ * Deletes one variant of a product (with its images) and marks the product updated: the product a
+ * client reads has changed, and one that syncs by `updated_at` must see it. The time is the clock's at
+ * this statement, which runs under the product's row lock: a chunk that wrote the product before the
+ * lock was granted committed before it, so the mark never goes back past that write's.
+ */
 export async function deleteVariant(
   tx: Queryable,
   key: { tenantId: string; externalId: string; sku: string },
 ): Promise<void> {
-  await tx.query(`DELETE FROM variants WHERE tenant_id = $1 AND sku = $2 AND external_id = $3`, [
-    key.tenantId,
-    key.sku,
-    key.externalId,
-  ]);
+  await tx.query(
+    `WITH gone AS (
+       DELETE FROM variants WHERE tenant_id = $1 AND sku = $2 AND external_id = $3 RETURNING 1
+     )
+     UPDATE products SET updated_at = GREATEST(updated_at, date_trunc('milliseconds', clock_timestamp()))
+     WHERE tenant_id = $1 AND external_id = $3 AND EXISTS (SELECT 1 FROM gone)`,
+    [key.tenantId, key.sku, key.externalId],
+  );
 }

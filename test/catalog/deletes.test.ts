@@ -234,10 +234,20 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
     const before = (await get(productUrl('trio'), token)).json<{ variants: Item[] } & Item>();
     const counted = await deletesCounted('variant');
 
+    // A moment later, so a new updated_at differs from the stored one even at millisecond precision.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     assertDeleted(await del(variantUrl('trio', 't-2'), token));
 
+    // The product changed: only its variants and its updated_at, which moves on so a client that
+    // syncs by updated_at sees the delete.
     const after = (await get(productUrl('trio'), token)).json<{ variants: Item[] } & Item>();
-    assert.deepEqual(after, { ...before, variants: before.variants.filter((v) => v.sku !== 't-2') });
+    const { updated_at: updatedAfter, ...rest } = after;
+    const { updated_at: updatedBefore, ...restBefore } = before;
+    assert.deepEqual(rest, { ...restBefore, variants: before.variants.filter((v) => v.sku !== 't-2') });
+    assert.ok(
+      Date.parse(String(updatedAfter)) > Date.parse(String(updatedBefore)),
+      `updated_at ${String(updatedAfter)} after ${String(updatedBefore)}`,
+    );
     assert.equal(await deletesCounted('variant'), counted + 1);
     const { errors } = await ingestAndRead(svc, token, [
       product({ external_id: 'other', variants: [variant({ sku: 't-2' })] }),
