@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { signServiceToken } from '../auth/sign-token.ts';
+import { devSecretPath } from '../auth/keys.ts';
 import { ALL_SCOPES } from '../auth/verify-token.ts';
 import { runCommand, UsageError } from './command.ts';
 
@@ -33,12 +35,22 @@ async function main(): Promise<number> {
   if (!values.tenant) throw new UsageError('--tenant is required');
   const ttl = Number(values.ttl);
   if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl must be a positive number of seconds');
-  const token = await signServiceToken(loadConfig(), {
+  const config = loadConfig();
+  // A development secret made now was never seen by a running service: if the service runs with
+  // AUTH_JWT_SECRET (as several processes on a server do), it refuses this token with a bare 401.
+  const secretFile = devSecretPath(config.dataDir);
+  const newSecret = !config.auth.jwtSecret && !existsSync(secretFile);
+  const token = await signServiceToken(config, {
     tenant: values.tenant,
     scope: values.scope,
     ttlSeconds: ttl,
     createSecret: true,
   });
+  if (newSecret && existsSync(secretFile)) {
+    process.stderr.write(
+      `token: signed with a development secret created now in ${secretFile}; a service started with AUTH_JWT_SECRET refuses it: set AUTH_JWT_SECRET here too.\n`,
+    );
+  }
   process.stdout.write(`${token}\n`);
   return 0;
 }

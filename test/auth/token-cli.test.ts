@@ -67,6 +67,26 @@ void describe('keys and tokens from the command line', () => {
     }
   });
 
+  void test('a token signed with a development secret made at that moment says so on stderr; otherwise stderr stays empty', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'auth-new-'));
+    try {
+      const secretFile = path.join(dataDir, 'auth-jwt-secret');
+      const first = await cli({ NODE_ENV: 'development', DATA_DIR: dataDir }, '--tenant', 'acme');
+      assert.match(first.stdout.trim(), /^[\w-]+\.[\w-]+\.[\w-]+$/);
+      assert.equal(
+        first.stderr,
+        `token: signed with a development secret created now in ${secretFile}; a service started with AUTH_JWT_SECRET refuses it: set AUTH_JWT_SECRET here too.\n`,
+      );
+      // The secret now exists (a service on this DATA_DIR uses it): nothing to warn of.
+      const second = await cli({ NODE_ENV: 'development', DATA_DIR: dataDir }, '--tenant', 'acme');
+      assert.equal(second.stderr, '');
+      const shared = await cli({ NODE_ENV: 'test', AUTH_JWT_SECRET: svc.secret }, '--tenant', 'acme');
+      assert.equal(shared.stderr, '');
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   void test('in production without any key, loading keys and starting the service both refuse (ConfigError)', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'auth-prod-'));
     try {
