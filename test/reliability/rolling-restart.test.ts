@@ -10,7 +10,7 @@ import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { TERMINAL } from '../helpers/assertions.ts';
 
 /**
- * A rolling restart (README "Running several processes"): two API processes behind a loopback TCP
+ * A rolling restart (README "Scaling out"): two API processes behind a loopback TCP
  * balancer are drained (SIGTERM) and started again one after the other, while clients submit and
  * poll over keep-alive connections. No request may fail (a reset on a reused idle connection
  * included) and no accepted batch may be lost.
