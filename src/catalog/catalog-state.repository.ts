@@ -10,40 +10,26 @@ export interface CatalogRows {
 /**
  * The catalog as it is stored now, for the whole of a body at once: the products among
  * `externalIds` and the variants among `skus` (whichever product owns them), every column as the
- * catalog reads show it. A preview compares a body's items with them (CONTRACT §10.3).
+ * catalog reads show it, from one statement, so from one snapshot: a delete committing meanwhile is
+ * seen whole or not at all. A preview compares a body's items with them (CONTRACT §10.3).
  *
  * The same rows come back in the form each database hands over fastest (docs/performance.md,
  * preview): a server sends plain rows, which `pg` turns into objects faster than a server writes
  * them out as JSON text; PGlite turns plain rows into objects in this thread twice as slowly as it
- * parses one JSON text of them. Both forms probe the same keys and read the same columns, and the
- * preview tests run on both databases.
+ * parses one JSON text of them. A test reads the same rows in both forms on each database.
  */
-export async function findCatalogRows(
+export function findCatalogRows(
   db: Pick<Database, 'query' | 'kind'>,
   tenantId: string,
-  keys: { externalIds: readonly string[]; skus: readonly string[] },
+  keys: CatalogKeys,
 ): Promise<CatalogRows> {
-  if (db.kind === 'embedded') return readAsJson(db, tenantId, keys);
-  // Two statements at once: on a server they run on two connections.
-  const [products, variants] = await Promise.all([
-    db.query<ProductRow>(
-      `SELECT x.external_id, x.name, x.description, x.style, x.type, x.sub_type
-       FROM unnest($2::text[]) AS k(external_id)
-       CROSS JOIN LATERAL (${PRODUCT_PROBE}) AS x`,
-      [tenantId, keys.externalIds],
-    ),
-    db.query<VariantRow>(
-      `SELECT x.sku, x.external_id, x.name, x.item_url, x.depth, x.height, x.width, x.weight,
-              x.color, x.price, x.brand, x.images
-       FROM unnest($2::text[]) AS k(sku)
-       CROSS JOIN LATERAL (${VARIANT_PROBE}) AS x`,
-      [tenantId, keys.skus],
-    ),
-  ]);
-  return {
-    products: new Map(products.map((row) => [row.external_id, row])),
-    variants: new Map(variants.map((row) => [row.sku, row])),
-  };
+  return db.kind === 'embedded' ? readAsJson(db, tenantId, keys) : readAsRows(db, tenantId, keys);
+}
+
+/** The keys a body names. */
+export interface CatalogKeys {
+  externalIds: readonly string[];
+  skus: readonly string[];
 }
 
 /**
@@ -52,6 +38,64 @@ export async function findCatalogRows(
  */
 const PRODUCT_PROBE = 'SELECT * FROM products WHERE tenant_id = $1 AND external_id = k.external_id LIMIT 1';
 const VARIANT_PROBE = 'SELECT * FROM variants WHERE tenant_id = $1 AND sku = k.sku LIMIT 1';
+
+/** A row of `readAsRows`: a product's columns (`sku` null) or a variant's. */
+type ProductOrVariant = {
+  sku: string | null;
+  external_id: string;
+  name: string;
+} & Omit<ProductRow, 'external_id' | 'name'> &
+  Omit<VariantRow, 'sku' | 'external_id' | 'name'>;
+
+/**
+ * The server's form: plain rows, the products and then the variants in one statement (so one
+ * snapshot), each row with the columns of both, the other kind's null.
+ */
+export async function readAsRows(
+  db: Pick<Database, 'query'>,
+  tenantId: string,
+  keys: CatalogKeys,
+): Promise<CatalogRows> {
+  const rows = await db.query<ProductOrVariant>(
+    `SELECT NULL::text AS sku, x.external_id, x.name, x.description, x.style, x.type, x.sub_type,
+            NULL::text AS item_url, NULL::float8 AS depth, NULL::float8 AS height, NULL::float8 AS width,
+            NULL::float8 AS weight, NULL::text AS color, NULL::float8 AS price, NULL::text AS brand,
+            NULL::jsonb AS images
+     FROM unnest($2::text[]) AS k(external_id)
+     CROSS JOIN LATERAL (${PRODUCT_PROBE}) AS x
+     UNION ALL
+     SELECT x.sku, x.external_id, x.name, NULL, NULL, NULL, NULL,
+            x.item_url, x.depth, x.height, x.width, x.weight, x.color, x.price, x.brand, x.images
+     FROM unnest($3::text[]) AS k(sku)
+     CROSS JOIN LATERAL (${VARIANT_PROBE}) AS x`,
+    [tenantId, keys.externalIds, keys.skus],
+  );
+  const catalog: CatalogRows = { products: new Map(), variants: new Map() };
+  for (const row of rows) {
+    const { sku, external_id, name } = row;
+    if (sku === null) {
+      const { description, style, type, sub_type } = row;
+      catalog.products.set(external_id, { external_id, name, description, style, type, sub_type });
+    } else {
+      const { item_url, depth, height, width, weight, color, price, brand, images } = row;
+      catalog.variants.set(sku, {
+        sku,
+        external_id,
+        name,
+        item_url,
+        depth,
+        height,
+        width,
+        weight,
+        color,
+        price,
+        brand,
+        images,
+      });
+    }
+  }
+  return catalog;
+}
 
 type ProductTuple = [string, string, string, ProductRow['style'], ProductRow['type'], ProductRow['sub_type']];
 type VariantTuple = [
@@ -75,10 +119,10 @@ type VariantTuple = [
  * records, which cost PostgreSQL twice the time). Numbers are float8 written by PostgreSQL as the
  * shortest text that reads back as the same double: the values the worker stored.
  */
-async function readAsJson(
+export async function readAsJson(
   db: Pick<Database, 'query'>,
   tenantId: string,
-  keys: { externalIds: readonly string[]; skus: readonly string[] },
+  keys: CatalogKeys,
 ): Promise<CatalogRows> {
   const [row] = await db.query<{ rows: string }>(
     `SELECT json_build_array(

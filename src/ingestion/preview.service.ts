@@ -45,7 +45,7 @@ export function createPreviewService(deps: {
       // The stored rows are read while the items are validated, so by every key the body names, valid
       // item or not: a valid item's keys are among them, and rows read for an invalid one are never
       // looked at. The pool hands out its connection on a later tick, so one turn of the event loop
-      // sends the statements before validation takes the thread; on a server they then run meanwhile
+      // sends the statement before validation takes the thread; on a server it then runs meanwhile
       // (docs/performance.md, preview). Should validation throw, the read's failure is handled here.
       const reading = findCatalogRows(db, tenantId, keysNamedBy(items));
       reading.catch(() => undefined);
