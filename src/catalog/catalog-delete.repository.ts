@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { laterThan } from './catalog.repository.ts';
 
 /** SQL of the catalog's deletes (CONTRACT §10.5). */
 
@@ -43,8 +44,8 @@ export async function countVariants(
 /**
  * Deletes one variant of a product (with its images) and marks the product updated: the product a
  * client reads has changed, and one that syncs by `updated_at` must see it. The time is the clock's at
- * this statement, which runs under the product's row lock: a chunk that wrote the product before the
- * lock was granted committed before it, so the mark never goes back past that write's.
+ * this statement, which runs under the product's row lock, and always later than the stored one
+ * (`laterThan`, which the chunks' upsert uses too).
  */
 export async function deleteVariant(
   tx: Queryable,
@@ -54,7 +55,7 @@ export async function deleteVariant(
     `WITH gone AS (
        DELETE FROM variants WHERE tenant_id = $1 AND sku = $2 AND external_id = $3 RETURNING 1
      )
-     UPDATE products SET updated_at = GREATEST(updated_at, date_trunc('milliseconds', clock_timestamp()))
+     UPDATE products SET updated_at = ${laterThan('updated_at', "date_trunc('milliseconds', clock_timestamp())")}
      WHERE tenant_id = $1 AND external_id = $3 AND EXISTS (SELECT 1 FROM gone)`,
     [key.tenantId, key.sku, key.externalId],
   );

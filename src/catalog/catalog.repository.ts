@@ -8,6 +8,16 @@ import type { ProductView } from './product-schema.ts';
 const NOW = `date_trunc('milliseconds', now())`;
 
 /**
+ * A product's next `updated_at`: `stamp`, or just after the stored one when that is not earlier. Two
+ * writers stamp a product: a chunk with its transaction's start, a variant delete with its own
+ * clock (catalog-delete.repository.ts). A chunk that waited on a delete's row lock started before the
+ * delete stamped; without this it would write an earlier time than the delete's, and a client that
+ * syncs by `updated_at` would miss the chunk's change.
+ */
+export const laterThan = (stored: string, stamp: string) =>
+  `GREATEST(${stamp}, ${stored} + interval '1 millisecond')`;
+
+/**
  * Stored variants among `skus`: which product owns each, and its images; read only on the worker's
  * rare paths (an upsert found a sku owned by another product, see {@link upsertVariants}, or a
  * failed write is narrowed down item by item). One primary-key probe per
@@ -85,7 +95,7 @@ export async function upsertProducts(
        AS x(external_id text, name text, description text, style text, type text, sub_type text)
      ON CONFLICT (tenant_id, external_id) DO UPDATE SET
        name = EXCLUDED.name, description = EXCLUDED.description, style = EXCLUDED.style,
-       type = EXCLUDED.type, sub_type = EXCLUDED.sub_type, updated_at = EXCLUDED.updated_at`,
+       type = EXCLUDED.type, sub_type = EXCLUDED.sub_type, updated_at = ${laterThan('p.updated_at', NOW)}`,
     [tenantId, products.json],
   );
 }

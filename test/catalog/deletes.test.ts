@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { allProducts, assertProblem, ingestAndRead } from '../helpers/assertions.ts';
+import { processorOn, storeBatch } from '../helpers/stored-batch.ts';
+import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
+import { deleteVariant, lockProduct } from '../../src/catalog/catalog-delete.repository.ts';
 
 /** Deleting products and variants (CONTRACT §10.5), through the real API and worker. */
 
@@ -234,8 +238,6 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
     const before = (await get(productUrl('trio'), token)).json<{ variants: Item[] } & Item>();
     const counted = await deletesCounted('variant');
 
-    // A moment later, so a new updated_at differs from the stored one even at millisecond precision.
-    await new Promise((resolve) => setTimeout(resolve, 5));
     assertDeleted(await del(variantUrl('trio', 't-2'), token));
 
     // The product changed: only its variants and its updated_at, which moves on so a client that
@@ -254,6 +256,66 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
     ]);
     assert.deepEqual(errors, []);
   });
+
+  void test(
+    'a chunk that waited on a variant delete’s row lock still moves updated_at past the delete’s',
+    { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+    async () => {
+      const db = svc.service.db;
+      const tenant = svc.tenant('del-race');
+      const token = await svc.token(tenant);
+      const item = product({
+        external_id: 'raced',
+        variants: [variant({ sku: 'r-1' }), variant({ sku: 'r-2' })],
+      });
+      assert.equal((await ingestAndRead(svc, token, [item])).final.status, 'completed');
+
+      // A variant delete that holds the product's row until the test lets it go on.
+      let goOn!: () => void;
+      const deleting = db.transaction(async (tx) => {
+        assert.ok(await lockProduct(tx, tenant, 'raced'));
+        await new Promise<void>((resolve) => (goOn = resolve));
+        await deleteVariant(tx, { tenantId: tenant, externalId: 'raced', sku: 'r-2' });
+        const [row] = await tx.query<{ at: string }>(
+          `SELECT to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at
+           FROM products WHERE tenant_id = $1 AND external_id = 'raced'`,
+          [tenant],
+        );
+        return row!.at;
+      });
+      // A batch renaming the product: its chunk's transaction starts before the delete stamps the
+      // product, then waits for the row.
+      const renamed = { ...item, name: 'Renamed', variants: [(item.variants as unknown[])[0]] };
+      const batchId = await storeBatch(db, tenant, [renamed]);
+      const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [waiting] = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO products%'`,
+        );
+        if ((waiting?.n ?? 0) > 0) break;
+        assert.ok(Date.now() < deadline, 'the chunk never waited for the product row');
+        await sleep(20);
+      }
+      await sleep(20);
+      goOn();
+      const deletedAt = await deleting;
+      await processing;
+
+      const after = (await get(productUrl('raced'), token)).json<{
+        name: string;
+        updated_at: string;
+        variants: Item[];
+      }>();
+      assert.equal(after.name, 'Renamed');
+      assert.deepEqual(
+        after.variants.map((v) => v.sku),
+        ['r-1'],
+      );
+      assert.ok(after.updated_at > deletedAt, `updated_at ${after.updated_at}, the delete's ${deletedAt}`);
+    },
+  );
 
   void test('a sku not on that product → 404 (unknown, another product’s, another tenant’s); nothing changes', async () => {
     const token = await freshTenant('del-variant-404');
