@@ -46,7 +46,7 @@ const SHAPE = args.short
 const FAULTS: Record<FaultKind, number> = args.short
   ? { 'kill-worker': 1, 'kill-api': 1, 'terminate-backends': 1, 'restart-postgres': 1 }
   : { 'kill-worker': 3, 'kill-api': 2, 'terminate-backends': 2, 'restart-postgres': 1 };
-/** A worker killed mid-batch hands it on within 90 s (README "Running several processes"). */
+/** A worker killed mid-batch hands it on within 90 s (README "Scaling out"). */
 const SETTLE_MS = 150_000;
 
 /** One tenant's submissions, one batch at a time, until `until`. */

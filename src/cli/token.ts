@@ -36,8 +36,9 @@ async function main(): Promise<number> {
   const ttl = Number(values.ttl);
   if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl must be a positive number of seconds');
   const config = loadConfig();
-  // A development secret made now was never seen by a running service: if the service runs with
-  // AUTH_JWT_SECRET (as several processes on a server do), it refuses this token with a bare 401.
+  // A development secret made now was never seen by a running service: one that runs with
+  // AUTH_JWT_SECRET (as several processes on a server do) or another DATA_DIR refuses this token with
+  // a bare 401. (Should another process create the file at the same moment, the note is said anyway.)
   const secretFile = devSecretPath(config.dataDir);
   const newSecret = !config.auth.jwtSecret && !existsSync(secretFile);
   const token = await signServiceToken(config, {
@@ -48,7 +49,7 @@ async function main(): Promise<number> {
   });
   if (newSecret && existsSync(secretFile)) {
     process.stderr.write(
-      `token: signed with a development secret created now in ${secretFile}; a service started with AUTH_JWT_SECRET refuses it: set AUTH_JWT_SECRET here too.\n`,
+      `token: signed with a development secret created now in ${secretFile}; a service that uses AUTH_JWT_SECRET or another DATA_DIR refuses it: give this command the same setting.\n`,
     );
   }
   process.stdout.write(`${token}\n`);

@@ -75,13 +75,20 @@ void describe('keys and tokens from the command line', () => {
       assert.match(first.stdout.trim(), /^[\w-]+\.[\w-]+\.[\w-]+$/);
       assert.equal(
         first.stderr,
-        `token: signed with a development secret created now in ${secretFile}; a service started with AUTH_JWT_SECRET refuses it: set AUTH_JWT_SECRET here too.\n`,
+        `token: signed with a development secret created now in ${secretFile}; a service that uses AUTH_JWT_SECRET or another DATA_DIR refuses it: give this command the same setting.\n`,
       );
       // The secret now exists (a service on this DATA_DIR uses it): nothing to warn of.
       const second = await cli({ NODE_ENV: 'development', DATA_DIR: dataDir }, '--tenant', 'acme');
       assert.equal(second.stderr, '');
-      const shared = await cli({ NODE_ENV: 'test', AUTH_JWT_SECRET: svc.secret }, '--tenant', 'acme');
+      // With AUTH_JWT_SECRET no development secret is made, and nothing is said.
+      const fresh = path.join(dataDir, 'fresh');
+      const shared = await cli(
+        { NODE_ENV: 'test', AUTH_JWT_SECRET: svc.secret, DATA_DIR: fresh },
+        '--tenant',
+        'acme',
+      );
       assert.equal(shared.stderr, '');
+      await assert.rejects(fs.access(path.join(fresh, 'auth-jwt-secret')), { code: 'ENOENT' });
     } finally {
       await fs.rm(dataDir, { recursive: true, force: true });
     }
