@@ -13,20 +13,24 @@ export interface AjvLikeError {
   data?: unknown;
 }
 
-/** Turns a JSON pointer (`/variants/0/price`) into the contract's path (`variants[0].price`). */
+/**
+ * Turns a JSON pointer (`/variants/0/price`) into the contract's path (`variants[0].price`). A key
+ * is joined with a `.` unless it is the item's own: an empty key names a member too, so `/` and `//x`
+ * read `` and `.x`, not the item itself and `x`.
+ */
 export function pathFromPointer(pointer: string): string {
   if (pointer === '') return '';
   let out = '';
-  for (const raw of pointer.slice(1).split('/')) {
+  for (const [depth, raw] of pointer.slice(1).split('/').entries()) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
+    out += /^\d+$/.test(part) ? `[${part}]` : depth === 0 ? part : `.${part}`;
   }
   return out;
 }
 
-/** Appends a property name to a path. */
-export function childPath(path: string, property: string): string {
-  return path === '' ? property : `${path}.${property}`;
+/** The path of `property` of the object at `pointer` (a JSON pointer, `` for the item). */
+export function childPath(pointer: string, property: string): string {
+  return pointer === '' ? property : `${pathFromPointer(pointer)}.${property}`;
 }
 
 const TYPE_NAMES: Record<string, string> = {
@@ -51,11 +55,11 @@ function mapError(error: AjvLikeError): FieldError | null {
   const p = error.params;
   switch (error.keyword) {
     case 'required': {
-      const field = childPath(path, String(p.missingProperty));
+      const field = childPath(error.instancePath, String(p.missingProperty));
       return { field, code: 'required', message: `${field} is required.` };
     }
     case 'additionalProperties': {
-      const field = childPath(path, String(p.additionalProperty));
+      const field = childPath(error.instancePath, String(p.additionalProperty));
       return { field, code: 'unknown_field', message: `${field} is not a known field.` };
     }
     case 'type':

@@ -66,7 +66,7 @@ const unstorable = (text: string) => text.includes('\u0000') || !text.isWellForm
  */
 function unstorableStringErrors(value: unknown): FieldError[] {
   // A quick pass first: this runs on every item, and paths are only worth building for a hit.
-  return hasUnstorableString(value) ? collectUnstorable(value, '', []) : [];
+  return hasUnstorableString(value) ? collectUnstorable(value, '', [], true) : [];
 }
 
 function hasUnstorableString(value: unknown): boolean {
@@ -78,7 +78,8 @@ function hasUnstorableString(value: unknown): boolean {
   return false;
 }
 
-function collectUnstorable(value: unknown, path: string, out: FieldError[]): FieldError[] {
+/** `atItem`: `value` is the item itself, whose keys start a path (an empty key is a member too). */
+function collectUnstorable(value: unknown, path: string, out: FieldError[], atItem = false): FieldError[] {
   if (typeof value === 'string') {
     if (unstorable(value)) {
       out.push(unstorableString(path));
@@ -86,7 +87,7 @@ function collectUnstorable(value: unknown, path: string, out: FieldError[]): Fie
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) collectUnstorable(value[i], `${path}[${i}]`, out);
   } else if (isRecord(value)) {
-    for (const key in value) collectUnstorable(value[key], path === '' ? key : `${path}.${key}`, out);
+    for (const key in value) collectUnstorable(value[key], atItem ? key : `${path}.${key}`, out);
   }
   return out;
 }

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createItemValidator } from '../../src/validation/item-validator.ts';
 import { isAbsoluteUri } from '../../src/validation/uri-format.ts';
+import { childPath, pathFromPointer } from '../../src/validation/field-errors.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 
 test('URL checks are linear: a 65,000-character URL ending in a space is judged at once', () => {
@@ -108,4 +109,23 @@ test('a URL holding U+0000 is reported once, as invalid_format, beside other uns
     'invalid_format@variants[0].images[0].url',
     'invalid_format@name',
   ]);
+});
+
+void test('an empty key is a member like any other: paths under it start with "."', () => {
+  // Found by the item-verdict property (seed 465900906): the path of the lone surrogate was " ".
+  const verdict = createItemValidator()({ '': { '': 0, ' ': '\ud800' } });
+  assert.equal(verdict.ok, false);
+  assert.ok(!verdict.ok);
+  assert.deepEqual(
+    verdict.errors.filter((error) => error.code === 'invalid_format').map((error) => error.field),
+    ['. '],
+  );
+  assert.equal(pathFromPointer(''), '');
+  assert.equal(pathFromPointer('/'), '');
+  assert.equal(pathFromPointer('//x'), '.x');
+  assert.equal(pathFromPointer('/variants/0/images/2/angle'), 'variants[0].images[2].angle');
+  assert.equal(pathFromPointer('/a~1b/c~0d'), 'a/b.c~d');
+  assert.equal(childPath('', 'name'), 'name');
+  assert.equal(childPath('/', 'x'), '.x');
+  assert.equal(childPath('/variants/1', 'sku'), 'variants[1].sku');
 });
