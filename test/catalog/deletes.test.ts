@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { allProducts, assertProblem, ingestAndRead } from '../helpers/assertions.ts';
 import { processorOn, storeBatch } from '../helpers/stored-batch.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
+import { statementWaitsForLock } from '../helpers/lock-waits.ts';
 import { deleteVariant, lockProduct } from '../../src/catalog/catalog-delete.repository.ts';
 
 /** Deleting products and variants (CONTRACT §10.5), through the real API and worker. */
@@ -288,16 +289,10 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
       const renamed = { ...item, name: 'Renamed', variants: [(item.variants as unknown[])[0]] };
       const batchId = await storeBatch(db, tenant, [renamed]);
       const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const [waiting] = await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%INSERT INTO products%'`,
-        );
-        if ((waiting?.n ?? 0) > 0) break;
-        assert.ok(Date.now() < deadline, 'the chunk never waited for the product row');
-        await sleep(20);
-      }
+      assert.ok(
+        await statementWaitsForLock(db, '%INSERT INTO products%'),
+        'the chunk never waited for the product row',
+      );
       await sleep(20);
       goOn();
       const deletedAt = await deleting;

@@ -14,6 +14,7 @@ import {
 import type { Database, Queryable } from '../../src/db/database.ts';
 import type { BatchProcessor } from '../../src/worker/batch-processor.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
+import { statementWaitsForLock } from '../helpers/lock-waits.ts';
 
 /**
  * How a batch's chunks reach the catalog (src/worker/batch-processor.ts, chunk-merge.ts,
@@ -439,15 +440,7 @@ void describe('the rare path against a concurrent delete', () => {
       const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
 
       // The run now waits for a lock the delete holds (before or after it read the catalog).
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline) {
-        const [waiting] = await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%products%'`,
-        );
-        if ((waiting?.n ?? 0) > 0) break;
-        await sleep(50);
-      }
+      await statementWaitsForLock(db, '%products%');
       commitDelete();
       await deleting;
       await processing;
