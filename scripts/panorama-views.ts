@@ -12,6 +12,7 @@
  * `<panorama>_yaw<deg>.jpg` (JPEG, quality 90) and listed in `<out>/manifest.csv`; then
  * `npm run eval -- <out>`. Only use panoramas whose terms allow it (docs/analyzer-model.md).
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,6 +39,7 @@ if (!args.panoramas || !args.labels || !args.out) {
   process.exit(2);
 }
 const labelsFile = args.labels;
+const panoramas = args.panoramas;
 const hfov = decimalNumber('--hfov', args.hfov, 1, 179);
 const width = wholeNumber('--width', args.width, 64, 4096);
 const height = wholeNumber('--height', args.height, 64, 4096);
@@ -52,7 +54,9 @@ const rows = readCsv(await readFile(labelsFile, 'utf8'), labelsFile, ['panorama'
       throw new Error(`${labelsFile} line ${line}: needs a panorama, yaws and a label`);
     }
     const yawDegrees = yawList.map((yaw) => wholeNumber(`${labelsFile} line ${line}: a yaw`, yaw, 0, 359));
-    return { panorama, yawDegrees, label, emptyRoom };
+    const file = path.join(panoramas, panorama);
+    if (!existsSync(file)) throw new Error(`${labelsFile} line ${line}: ${file} does not exist`);
+    return { file, panorama, yawDegrees, label, emptyRoom };
   },
 );
 
@@ -60,7 +64,7 @@ await mkdir(args.out, { recursive: true });
 const manifest = ['file,label,source,empty_room'];
 for (const row of rows) {
   // sRGB, three channels: a grey or CMYK panorama is converted rather than misread.
-  const { data, info } = await sharp(path.join(args.panoramas, row.panorama))
+  const { data, info } = await sharp(row.file)
     .toColourspace('srgb')
     .removeAlpha()
     .raw()

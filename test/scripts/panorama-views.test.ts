@@ -108,6 +108,10 @@ void test('a label row without its cells, or with a yaw out of range, stops the 
     ['grey.png,90,', `${labels} line 2: needs a panorama, yaws and a label`],
     ['grey.png,90 360,hallway', `${labels} line 2: a yaw must be a whole number from 0 to 359, not 360`],
     ['grey.png,ninety,hallway', `${labels} line 2: a yaw must be a whole number from 0 to 359, not ninety`],
+    [
+      'grey.png,90,hallway\ngrey.jpg,90,hallway',
+      `${labels} line 3: ${path.join(dir, 'grey.jpg')} does not exist`,
+    ],
   ]) {
     await writeFile(labels, `panorama,yaws,label\n${rows}\n`);
     const { code, stderr } = await run(['--panoramas', dir, '--labels', labels, '--out', out]);
