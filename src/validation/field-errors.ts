@@ -116,6 +116,13 @@ function mapError(error: AjvLikeError): FieldError | null {
         code: 'too_many_items',
         message: `${label} must have at most ${String(p.limit)} elements.`,
       };
+    case 'uniqueItems':
+      // Ajv's `i` is the earlier of the two equal elements, `j` the later.
+      return {
+        field: path,
+        code: 'invalid_value',
+        message: `${label} must not list a value twice: ${label}[${String(p.i)}] and ${label}[${String(p.j)}] are the same.`,
+      };
     default:
       return { field: path, code: 'invalid_value', message: `${label} ${error.message ?? 'is not valid'}.` };
   }

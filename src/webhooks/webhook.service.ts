@@ -75,6 +75,17 @@ export function createWebhookService(deps: {
 
   /** Refuses a URL deliveries cannot go to; its address is checked at each attempt (DNS changes). */
   const checkUrl = (raw: string) => {
+    // The schema checks URI syntax (RFC 3986); a request needs more: a port up to 65535, a host that
+    // is a name or an address (not `1.2.3.4.5`, not a broken `xn--` label).
+    if (!URL.canParse(raw)) {
+      throw new ValidationError([
+        {
+          field: 'url',
+          code: 'invalid_format',
+          message: 'url must be a URL a request can be sent to: its host or port is not valid.',
+        },
+      ]);
+    }
     const url = new URL(raw);
     const plainAllowed = deps.allowPrivateHosts && url.protocol === 'http:';
     if (url.protocol !== 'https:' && !plainAllowed) {

@@ -80,6 +80,11 @@ describe('POST /webhook-endpoints', () => {
     ['a plain http url', { url: 'http://hooks.example.com/in' }, 'url', 'https_required'],
     ['an ftp url', { url: 'ftp://hooks.example.com/in' }, 'url', 'https_required'],
     ['credentials in the url', { url: 'https://u:p@hooks.example.com/in' }, 'url', 'invalid_format'],
+    // URI syntax, but no request can be sent there (the URL parser refuses them).
+    ['a port above 65535', { url: 'https://hooks.example.com:65536/in' }, 'url', 'invalid_format'],
+    ['an escaped space in the host', { url: 'https://hooks%20example.com/in' }, 'url', 'invalid_format'],
+    ['five numbers as the host', { url: 'https://1.2.3.4.5/in' }, 'url', 'invalid_format'],
+    ['a broken punycode host', { url: 'https://xn--abc/in' }, 'url', 'invalid_format'],
     ['url not a string', { url: 42 }, 'url', 'invalid_type'],
     ['empty events', { url: 'https://h.example/x', events: [] }, 'events', 'too_few_items'],
     [
@@ -117,6 +122,36 @@ describe('POST /webhook-endpoints', () => {
       assert.deepEqual((await list(strict, token)).data, []);
     });
   }
+
+  test('the messages say what to change: an unusable host or port, an event listed twice', async () => {
+    const token = await strict.token(strict.tenant());
+    const errorsOf = async (body: unknown) => {
+      const res = await create(strict, token, body);
+      assert.equal(res.statusCode, 400, res.body);
+      return res.json<{ errors: unknown[] }>().errors;
+    };
+    assert.deepEqual(await errorsOf({ url: 'https://hooks.example.com:65536/in' }), [
+      {
+        field: 'url',
+        code: 'invalid_format',
+        message: 'url must be a URL a request can be sent to: its host or port is not valid.',
+      },
+    ]);
+    assert.deepEqual(
+      await errorsOf({
+        url: 'https://h.example/x',
+        events: ['batch.failed', 'batch.completed', 'batch.failed'],
+      }),
+      [
+        {
+          field: 'events',
+          code: 'invalid_value',
+          message: 'events must not list a value twice: events[0] and events[2] are the same.',
+        },
+      ],
+    );
+    assert.deepEqual((await list(strict, token)).data, []);
+  });
 
   test('http is accepted with WEBHOOK_ALLOW_PRIVATE_HOSTS=true', async () => {
     const token = await svc.token(svc.tenant());
