@@ -132,7 +132,7 @@ export function createWebhookDispatcher(deps: {
           await disableEndpoint(tx, {
             tenantId: claim.tenantId,
             endpointId: claim.endpointId,
-            reason: 'Not sent: the endpoint answered HTTP 410 Gone to another delivery and was disabled',
+            claimLapseSeconds: CLAIM_LAPSE_SECONDS,
           });
         }
       });

@@ -81,6 +81,18 @@ export async function scheduleRedelivery(
   return rows.length === 1;
 }
 
+/** Whether the endpoint has this delivery (of this tenant). */
+export async function hasDelivery(
+  db: Queryable,
+  key: { tenantId: string; endpointId: string; deliveryId: string },
+): Promise<boolean> {
+  const rows = await db.query(
+    `SELECT 1 FROM webhook_deliveries WHERE tenant_id = $1 AND endpoint_id = $2 AND id = $3`,
+    [key.tenantId, key.endpointId, key.deliveryId],
+  );
+  return rows.length === 1;
+}
+
 /** A pending delivery whose attempt is due and not claimed, or whose claim lapsed. */
 export interface DueDelivery {
   tenantId: string;
@@ -155,6 +167,11 @@ export async function claimDelivery(
   return rows[0] ?? null;
 }
 
+/** Why a delivery ended without (another) attempt: its endpoint answered 410 to another delivery. */
+const DISABLED_BY_GONE = 'the endpoint answered HTTP 410 Gone to another delivery and was disabled';
+/** Appended to the error of an attempt whose retry the endpoint's 410 cancelled. */
+const NOT_RETRIED = `; not retried: ${DISABLED_BY_GONE}`;
+
 /** How an attempt ended, as recorded on its delivery. */
 export type AttemptResult =
   | { outcome: 'delivered'; statusCode: number }
@@ -162,8 +179,10 @@ export type AttemptResult =
   | { outcome: 'failed'; statusCode: number | null; error: string };
 
 /**
- * Records an attempt's result under its claim (a claim that lapsed and was taken again, or a
- * delivery ended meanwhile by its endpoint's 410, records nothing); `payload` is kept as the body every later attempt sends. True when it was recorded.
+ * Records an attempt's result under its claim (a claim that lapsed and was taken again records
+ * nothing); `payload` is kept as the body every later attempt sends. A result that asks for a retry
+ * ends the delivery as failed instead when its endpoint was disabled meanwhile (another delivery's
+ * attempt heard 410 Gone while this one was in flight). True when it was recorded.
  */
 export async function recordAttempt(
   db: Queryable,
@@ -177,15 +196,20 @@ export async function recordAttempt(
       : result.outcome === 'retry'
         ? DELIVERY_STATUS.pending
         : DELIVERY_STATUS.failed;
+  const retry = `$4::text = '${DELIVERY_STATUS.pending}'`;
   const rows = await db.query(
-    `UPDATE webhook_deliveries SET
-       status = $4, attempts = attempts + 1, last_status_code = $5, last_error = $6,
-       next_attempt_at = CASE WHEN $4 = '${DELIVERY_STATUS.pending}'
+    `UPDATE webhook_deliveries d SET
+       status = CASE WHEN ${retry} AND NOT e.enabled THEN '${DELIVERY_STATUS.failed}' ELSE $4::text END,
+       attempts = d.attempts + 1, last_status_code = $5,
+       last_error = CASE WHEN ${retry} AND NOT e.enabled THEN $6::text || $9::text ELSE $6::text END,
+       next_attempt_at = CASE WHEN ${retry} AND e.enabled
          THEN date_trunc('milliseconds', clock_timestamp() + make_interval(secs => $7)) END,
-       delivered_at = CASE WHEN $4 = '${DELIVERY_STATUS.delivered}'
-         THEN date_trunc('milliseconds', clock_timestamp()) ELSE delivered_at END,
-       final_attempt = false, attempt_started_at = NULL, payload = COALESCE(payload, $8)
-     WHERE tenant_id = $1 AND id = $2 AND attempt_started_at = $3 AND status = '${DELIVERY_STATUS.pending}'
+       delivered_at = CASE WHEN $4::text = '${DELIVERY_STATUS.delivered}'
+         THEN date_trunc('milliseconds', clock_timestamp()) ELSE d.delivered_at END,
+       final_attempt = false, attempt_started_at = NULL, payload = COALESCE(d.payload, $8)
+     FROM webhook_endpoints e
+     WHERE d.tenant_id = $1 AND d.id = $2 AND e.tenant_id = d.tenant_id AND e.id = d.endpoint_id
+       AND d.attempt_started_at = $3 AND d.status = '${DELIVERY_STATUS.pending}'
      RETURNING 1`,
     [
       claim.tenantId,
@@ -196,6 +220,7 @@ export async function recordAttempt(
       result.outcome === 'delivered' ? null : result.error,
       result.outcome === 'retry' ? result.delaySeconds : 0,
       payload,
+      NOT_RETRIED,
     ],
   );
   return rows.length === 1;
@@ -203,21 +228,24 @@ export async function recordAttempt(
 
 /**
  * Disables an endpoint whose URL answered 410 Gone and ends its pending deliveries as failed, in one
- * transaction with the result of the attempt that heard it.
+ * transaction with the result of the attempt that heard it. A delivery being attempted under a live
+ * claim is left to record what its own attempt heard (recordAttempt ends it if that was a retry).
  */
 export async function disableEndpoint(
   tx: Queryable,
-  endpoint: { tenantId: string; endpointId: string; reason: string },
+  endpoint: { tenantId: string; endpointId: string; claimLapseSeconds: number },
 ): Promise<void> {
   await tx.query(`UPDATE webhook_endpoints SET enabled = false WHERE tenant_id = $1 AND id = $2`, [
     endpoint.tenantId,
     endpoint.endpointId,
   ]);
   await tx.query(
-    `UPDATE webhook_deliveries SET status = '${DELIVERY_STATUS.failed}', last_error = $3,
-            next_attempt_at = NULL, final_attempt = false
-     WHERE tenant_id = $1 AND endpoint_id = $2 AND status = '${DELIVERY_STATUS.pending}'`,
-    [endpoint.tenantId, endpoint.endpointId, endpoint.reason],
+    `UPDATE webhook_deliveries SET status = '${DELIVERY_STATUS.failed}',
+            last_error = CASE WHEN attempts = 0 THEN 'Not sent: ' ELSE 'Not retried: ' END || $3::text,
+            next_attempt_at = NULL, final_attempt = false, attempt_started_at = NULL
+     WHERE tenant_id = $1 AND endpoint_id = $2 AND status = '${DELIVERY_STATUS.pending}'
+       AND ${claimLapsed('attempt_started_at', endpoint.claimLapseSeconds)}`,
+    [endpoint.tenantId, endpoint.endpointId, DISABLED_BY_GONE],
   );
 }
 

@@ -12,7 +12,7 @@ import {
   listEndpoints,
   rotateSecret,
 } from './endpoint.repository.ts';
-import { listDeliveries, scheduleRedelivery } from './delivery.repository.ts';
+import { hasDelivery, listDeliveries, scheduleRedelivery } from './delivery.repository.ts';
 import type { DeliveryRecord, EndpointRecord } from './webhook.schemas.ts';
 import { MAX_ENDPOINTS_PER_TENANT, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-events.ts';
 import { newSecret } from './webhook-signature.ts';
@@ -153,15 +153,17 @@ export function createWebhookService(deps: {
 
     async redeliver(tenantId, id, deliveryId) {
       const endpoint = await endpointOf(tenantId, id);
+      const key = { tenantId, endpointId: endpoint.id, deliveryId };
+      const noDelivery = () => new NotFoundError('No delivery with this id for this endpoint.');
+      if (!UUID.test(deliveryId)) throw noDelivery();
+      // An unknown delivery is 404 whatever the endpoint's state; a known one of a disabled endpoint, 409.
       if (!endpoint.enabled) {
+        if (!(await hasDelivery(db, key))) throw noDelivery();
         throw new ConflictError(
           'This endpoint is disabled (its URL answered 410 Gone); create a new endpoint to receive deliveries again.',
         );
       }
-      const key = { tenantId, endpointId: endpoint.id, deliveryId };
-      if (!UUID.test(deliveryId) || !(await scheduleRedelivery(db, key))) {
-        throw new NotFoundError('No delivery with this id for this endpoint.');
-      }
+      if (!(await scheduleRedelivery(db, key))) throw noDelivery();
       await deps.queue.sendDelivery({ tenantId, deliveryId });
     },
   };

@@ -10,8 +10,11 @@ export interface ReceivedWebhook {
   at: number;
 }
 
-/** How the receiver answers a request: a status code, or `hang` (never answer until closed). */
-export type Answer = number | 'hang';
+/**
+ * How the receiver answers a request: a status code, `hang` (never answer until closed), or a
+ * promise of a status code (answer when the test says so).
+ */
+export type Answer = number | 'hang' | Promise<number>;
 
 /** A real HTTP server on loopback that records the webhooks it receives (CONTRACT §10.1 tests). */
 export interface WebhookReceiver {
@@ -64,7 +67,14 @@ export async function startReceiver(path = '/hooks'): Promise<WebhookReceiver> {
         hanging.add(response);
         return;
       }
-      response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+      const reply = (status: number) =>
+        response.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      if (typeof answer === 'number') return void reply(answer);
+      hanging.add(response);
+      void answer.then((status) => {
+        hanging.delete(response);
+        if (!response.destroyed) reply(status);
+      });
     });
   });
   server.listen(0, '127.0.0.1');

@@ -12,18 +12,21 @@ import { startReceiver, verifies, type WebhookReceiver } from '../helpers/webhoo
 
 let svc: TestService;
 let strict: TestService;
+/** Retries only after a minute: a delivery answered 503 stays pending through the test. */
+let patient: TestService;
 const receivers: WebhookReceiver[] = [];
 
 before(async () => {
-  [svc, strict] = await startTestServices([
+  [svc, strict, patient] = await startTestServices([
     { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2' },
     { WEBHOOK_RETRY_SCHEDULE: '0.2' },
+    { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_RETRY_SCHEDULE: '60' },
   ] as const);
 });
 
 after(async () => {
   await Promise.all(receivers.map((receiver) => receiver.close()));
-  await Promise.all([svc?.stop(), strict?.stop()]);
+  await Promise.all([svc?.stop(), strict?.stop(), patient?.stop()]);
 });
 
 async function receiver(): Promise<WebhookReceiver> {
@@ -243,6 +246,122 @@ describe('410 Gone', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.equal(hook.received.length, 1);
     assert.equal((await deliveries(svc, token, endpoint.id)).length, 1);
+
+    // Redelivering: its own delivery 409; an unknown or malformed delivery id 404, as when enabled.
+    const redeliver = (deliveryId: string) =>
+      svc.request({
+        method: 'POST',
+        url: `/webhook-endpoints/${endpoint.id}/deliveries/${deliveryId}/redeliver`,
+        token,
+      });
+    const own = await redeliver(row.id);
+    assert.equal(own.statusCode, 409, own.body);
+    assert.equal(
+      own.json<{ detail: string }>().detail,
+      'This endpoint is disabled (its URL answered 410 Gone); create a new endpoint to receive deliveries again.',
+    );
+    for (const unknown of ['0190a000-0000-7000-8000-000000000000', 'not-a-uuid']) {
+      const res = await redeliver(unknown);
+      assert.equal(res.statusCode, 404, res.body);
+      assert.equal(res.json<{ detail: string }>().detail, 'No delivery with this id for this endpoint.');
+    }
+    assert.equal((await deliveries(svc, token, endpoint.id))[0]?.status, 'failed');
+  });
+});
+
+describe("410 Gone and the endpoint's other deliveries", () => {
+  test('one waiting for its retry ends as failed: not retried, its last answer kept', async () => {
+    const hook = await receiver();
+    hook.answers.push(503, 410);
+    const token = await patient.token(patient.tenant());
+    const endpoint = await register(patient, token, { url: hook.url });
+    await patient.waitForTerminal(token, await patient.submit(token, [product()]));
+    await waitForDelivery(patient, token, endpoint.id, (r) => r.attempts === 1);
+    await patient.waitForTerminal(token, await patient.submit(token, [product()]));
+    await waitForDelivery(patient, token, endpoint.id, (r) => r.status === 'failed');
+    const rows = (await deliveries(patient, token, endpoint.id)).reverse();
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.attempts, r.last_status_code, r.last_error, r.next_attempt_at]),
+      [
+        [
+          'failed',
+          1,
+          503,
+          'Not retried: the endpoint answered HTTP 410 Gone to another delivery and was disabled',
+          null,
+        ],
+        ['failed', 1, 410, 'The endpoint answered HTTP 410 Gone: it is now disabled', null],
+      ],
+    );
+    assert.equal(hook.received.length, 2);
+  });
+});
+
+describe('410 Gone while another delivery is in flight', () => {
+  /**
+   * Two deliveries to one endpoint: the first is held by the receiver while the second is answered
+   * 410, then the first is answered `lateAnswer`. Returns both deliveries once ended, oldest first.
+   */
+  async function goneWhileInFlight(lateAnswer: number) {
+    const hook = await receiver();
+    let answerFirst!: (status: number) => void;
+    hook.answers.push(new Promise<number>((resolve) => (answerFirst = resolve)), 410);
+    const token = await svc.token(svc.tenant());
+    const endpoint = await register(svc, token, { url: hook.url });
+    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    await hook.waitFor(1);
+    await svc.waitForTerminal(token, await svc.submit(token, [product()]));
+    await hook.waitFor(2);
+    const endpointRead = async () =>
+      (await svc.request({ method: 'GET', url: `/webhook-endpoints/${endpoint.id}`, token })).json<{
+        enabled: boolean;
+      }>();
+    const deadline = Date.now() + 20_000;
+    while ((await endpointRead()).enabled) {
+      assert.ok(Date.now() < deadline, 'the 410 did not disable the endpoint');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The held delivery is still being attempted: the 410 did not end it on its behalf.
+    const [, held] = await deliveries(svc, token, endpoint.id);
+    assert.equal(held?.status, 'pending');
+    answerFirst(lateAnswer);
+    for (;;) {
+      const rows = await deliveries(svc, token, endpoint.id);
+      if (rows.every((row) => row.status !== 'pending')) return { rows: rows.reverse(), hook };
+      assert.ok(Date.now() < deadline + 20_000, JSON.stringify(rows));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  test('the delivery in flight records what its own attempt heard: delivered', async () => {
+    const { rows, hook } = await goneWhileInFlight(204);
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.attempts, r.last_status_code, r.last_error]),
+      [
+        ['delivered', 1, 204, null],
+        ['failed', 1, 410, 'The endpoint answered HTTP 410 Gone: it is now disabled'],
+      ],
+    );
+    assert.equal(hook.received.length, 2);
+  });
+
+  test('an answer that would be retried ends it as failed, saying why it is not retried', async () => {
+    const { rows, hook } = await goneWhileInFlight(503);
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.attempts, r.last_status_code, r.last_error, r.next_attempt_at]),
+      [
+        [
+          'failed',
+          1,
+          503,
+          'The endpoint answered HTTP 503; not retried: the endpoint answered HTTP 410 Gone to another delivery and was disabled',
+          null,
+        ],
+        ['failed', 1, 410, 'The endpoint answered HTTP 410 Gone: it is now disabled', null],
+      ],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(hook.received.length, 2);
   });
 });
 
