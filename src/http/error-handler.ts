@@ -111,6 +111,13 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
   };
 
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    // The body stopped before its end: the client hung up, or a drain cut a stalled upload. Node says
+    // so with a socket error (ECONNRESET, "aborted") that reads like a lost database connection, but
+    // no handler ran and nobody waits for the answer: no outage to report.
+    if (request.raw.readableAborted) {
+      request.log.info('the client closed the connection before its request was read whole');
+      return render(request, reply, new AppError('validation-error', 'The request could not be read.'));
+    }
     const appError = toAppError(error);
     // An AppError of 5xx (the key set unavailable) is an outage its source has already logged once.
     const unavailable = databaseUnavailableReason(error);
