@@ -270,6 +270,13 @@ describe('410 Gone', () => {
 });
 
 describe("410 Gone and the endpoint's other deliveries", () => {
+  const DISABLED = 'the endpoint answered HTTP 410 Gone to another delivery and was disabled';
+  /** The delivery that heard the 410, as its log row reads (see `logOf`). */
+  const HEARD_GONE = ['failed', 1, 410, 'The endpoint answered HTTP 410 Gone: it is now disabled', null];
+  /** The delivery log, oldest first, as the columns these tests are about. */
+  const logOf = (rows: DeliveryRow[]) =>
+    rows.reverse().map((r) => [r.status, r.attempts, r.last_status_code, r.last_error, r.next_attempt_at]);
+
   test('one waiting for its retry ends as failed: not retried, its last answer kept', async () => {
     const hook = await receiver();
     hook.answers.push(503, 410);
@@ -279,28 +286,16 @@ describe("410 Gone and the endpoint's other deliveries", () => {
     await waitForDelivery(patient, token, endpoint.id, (r) => r.attempts === 1);
     await patient.waitForTerminal(token, await patient.submit(token, [product()]));
     await waitForDelivery(patient, token, endpoint.id, (r) => r.status === 'failed');
-    const rows = (await deliveries(patient, token, endpoint.id)).reverse();
-    assert.deepEqual(
-      rows.map((r) => [r.status, r.attempts, r.last_status_code, r.last_error, r.next_attempt_at]),
-      [
-        [
-          'failed',
-          1,
-          503,
-          'Not retried: the endpoint answered HTTP 410 Gone to another delivery and was disabled',
-          null,
-        ],
-        ['failed', 1, 410, 'The endpoint answered HTTP 410 Gone: it is now disabled', null],
-      ],
-    );
+    assert.deepEqual(logOf(await deliveries(patient, token, endpoint.id)), [
+      ['failed', 1, 503, `Not retried: ${DISABLED}`, null],
+      HEARD_GONE,
+    ]);
     assert.equal(hook.received.length, 2);
   });
-});
 
-describe('410 Gone while another delivery is in flight', () => {
   /**
    * Two deliveries to one endpoint: the first is held by the receiver while the second is answered
-   * 410, then the first is answered `lateAnswer`. Returns both deliveries once ended, oldest first.
+   * 410, then the first is answered `lateAnswer`. Returns the log once both ended, and the receiver.
    */
   async function goneWhileInFlight(lateAnswer: number) {
     const hook = await receiver();
@@ -327,39 +322,24 @@ describe('410 Gone while another delivery is in flight', () => {
     answerFirst(lateAnswer);
     for (;;) {
       const rows = await deliveries(svc, token, endpoint.id);
-      if (rows.every((row) => row.status !== 'pending')) return { rows: rows.reverse(), hook };
+      if (rows.every((row) => row.status !== 'pending')) return { log: logOf(rows), hook };
       assert.ok(Date.now() < deadline + 20_000, JSON.stringify(rows));
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
-  test('the delivery in flight records what its own attempt heard: delivered', async () => {
-    const { rows, hook } = await goneWhileInFlight(204);
-    assert.deepEqual(
-      rows.map((r) => [r.status, r.attempts, r.last_status_code, r.last_error]),
-      [
-        ['delivered', 1, 204, null],
-        ['failed', 1, 410, 'The endpoint answered HTTP 410 Gone: it is now disabled'],
-      ],
-    );
+  test('one in flight records what its own attempt heard: delivered', async () => {
+    const { log, hook } = await goneWhileInFlight(204);
+    assert.deepEqual(log, [['delivered', 1, 204, null, null], HEARD_GONE]);
     assert.equal(hook.received.length, 2);
   });
 
-  test('an answer that would be retried ends it as failed, saying why it is not retried', async () => {
-    const { rows, hook } = await goneWhileInFlight(503);
-    assert.deepEqual(
-      rows.map((r) => [r.status, r.attempts, r.last_status_code, r.last_error, r.next_attempt_at]),
-      [
-        [
-          'failed',
-          1,
-          503,
-          'The endpoint answered HTTP 503; not retried: the endpoint answered HTTP 410 Gone to another delivery and was disabled',
-          null,
-        ],
-        ['failed', 1, 410, 'The endpoint answered HTTP 410 Gone: it is now disabled', null],
-      ],
-    );
+  test('one in flight whose answer would be retried ends as failed, saying why it is not retried', async () => {
+    const { log, hook } = await goneWhileInFlight(503);
+    assert.deepEqual(log, [
+      ['failed', 1, 503, `The endpoint answered HTTP 503; not retried: ${DISABLED}`, null],
+      HEARD_GONE,
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.equal(hook.received.length, 2);
   });
