@@ -35,6 +35,8 @@ const SWEEP_INTERVAL_MS = 1_000;
 const SWEEP_LIMIT = 200;
 /** The answer that disables an endpoint (CONTRACT §10.1). */
 const GONE = 410;
+/** Why a delivery is not sent, or not retried, once another delivery of its endpoint heard 410. */
+const DISABLED_BY_GONE = 'the endpoint answered HTTP 410 Gone to another delivery and was disabled';
 /** Attempts one worker process makes at once. */
 const DELIVERY_CONCURRENCY = 4;
 /**
@@ -97,7 +99,13 @@ export function createWebhookDispatcher(deps: {
     const error = statusCode === null ? answer.error : `The endpoint answered HTTP ${statusCode}`;
     const delaySeconds = deps.retrySchedule[claim.attempts];
     if (claim.finalAttempt || delaySeconds === undefined) return { outcome: 'failed', statusCode, error };
-    return { outcome: 'retry', statusCode, error, delaySeconds };
+    return {
+      outcome: 'retry',
+      statusCode,
+      error,
+      delaySeconds,
+      errorIfDisabled: `${error}; not retried: ${DISABLED_BY_GONE}`,
+    };
   }
 
   async function attempt(job: DeliveryJob): Promise<void> {
@@ -133,6 +141,8 @@ export function createWebhookDispatcher(deps: {
             tenantId: claim.tenantId,
             endpointId: claim.endpointId,
             claimLapseSeconds: CLAIM_LAPSE_SECONDS,
+            notSent: `Not sent: ${DISABLED_BY_GONE}`,
+            notRetried: `Not retried: ${DISABLED_BY_GONE}`,
           });
         }
       });

@@ -167,15 +167,17 @@ export async function claimDelivery(
   return rows[0] ?? null;
 }
 
-/** Why a delivery ended without (another) attempt: its endpoint answered 410 to another delivery. */
-const DISABLED_BY_GONE = 'the endpoint answered HTTP 410 Gone to another delivery and was disabled';
-/** Appended to the error of an attempt whose retry the endpoint's 410 cancelled. */
-const NOT_RETRIED = `; not retried: ${DISABLED_BY_GONE}`;
-
 /** How an attempt ended, as recorded on its delivery. */
 export type AttemptResult =
   | { outcome: 'delivered'; statusCode: number }
-  | { outcome: 'retry'; statusCode: number | null; error: string; delaySeconds: number }
+  | {
+      outcome: 'retry';
+      statusCode: number | null;
+      error: string;
+      delaySeconds: number;
+      /** Recorded instead of `error` when the endpoint was disabled meanwhile: the retry is not made. */
+      errorIfDisabled: string;
+    }
   | { outcome: 'failed'; statusCode: number | null; error: string };
 
 /**
@@ -201,7 +203,7 @@ export async function recordAttempt(
     `UPDATE webhook_deliveries d SET
        status = CASE WHEN ${retry} AND NOT e.enabled THEN '${DELIVERY_STATUS.failed}' ELSE $4::text END,
        attempts = d.attempts + 1, last_status_code = $5,
-       last_error = CASE WHEN ${retry} AND NOT e.enabled THEN $6::text || $9::text ELSE $6::text END,
+       last_error = CASE WHEN ${retry} AND NOT e.enabled THEN $9::text ELSE $6::text END,
        next_attempt_at = CASE WHEN ${retry} AND e.enabled
          THEN date_trunc('milliseconds', clock_timestamp() + make_interval(secs => $7)) END,
        delivered_at = CASE WHEN $4::text = '${DELIVERY_STATUS.delivered}'
@@ -220,7 +222,7 @@ export async function recordAttempt(
       result.outcome === 'delivered' ? null : result.error,
       result.outcome === 'retry' ? result.delaySeconds : 0,
       payload,
-      NOT_RETRIED,
+      result.outcome === 'retry' ? result.errorIfDisabled : null,
     ],
   );
   return rows.length === 1;
@@ -233,7 +235,14 @@ export async function recordAttempt(
  */
 export async function disableEndpoint(
   tx: Queryable,
-  endpoint: { tenantId: string; endpointId: string; claimLapseSeconds: number },
+  endpoint: {
+    tenantId: string;
+    endpointId: string;
+    claimLapseSeconds: number;
+    /** `last_error` of a delivery never attempted, and of one attempted before. */
+    notSent: string;
+    notRetried: string;
+  },
 ): Promise<void> {
   await tx.query(`UPDATE webhook_endpoints SET enabled = false WHERE tenant_id = $1 AND id = $2`, [
     endpoint.tenantId,
@@ -241,11 +250,11 @@ export async function disableEndpoint(
   ]);
   await tx.query(
     `UPDATE webhook_deliveries SET status = '${DELIVERY_STATUS.failed}',
-            last_error = CASE WHEN attempts = 0 THEN 'Not sent: ' ELSE 'Not retried: ' END || $3::text,
+            last_error = CASE WHEN attempts = 0 THEN $3::text ELSE $4::text END,
             next_attempt_at = NULL, final_attempt = false, attempt_started_at = NULL
      WHERE tenant_id = $1 AND endpoint_id = $2 AND status = '${DELIVERY_STATUS.pending}'
        AND ${claimLapsed('attempt_started_at', endpoint.claimLapseSeconds)}`,
-    [endpoint.tenantId, endpoint.endpointId, DISABLED_BY_GONE],
+    [endpoint.tenantId, endpoint.endpointId, endpoint.notSent, endpoint.notRetried],
   );
 }
 
