@@ -13,8 +13,6 @@
  * only fits.
  *
  *   npm run train -- --cross-validate 5   # k-fold accuracy per source and label; writes no head
- *
- * The head written has no empty-room head: run scripts/fit-empty-rooms.ts after it.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,7 +23,7 @@ import { parseRoomHead, type RoomHeadFile } from '../src/analysis/model/room-hea
 import { decideVerdict } from '../src/analysis/model/scene-verdict.ts';
 import { crossValidate, crossValidationReport } from './lib/cross-validation.ts';
 import { loadFeatures } from './lib/feature-cache.ts';
-import { readManifest } from './lib/manifest.ts';
+import { pictureLongSide, readManifest } from './lib/manifest.ts';
 import { writeSyntheticFloorPlans } from './lib/synthetic-floor-plan.ts';
 import { parseTrainOptions } from './lib/train-options.ts';
 import { buildDesign, normaliseLabel, stratifiedSplit, summariseFit } from './lib/training-data.ts';
@@ -135,6 +133,7 @@ async function fitAndWriteHead(): Promise<void> {
       blocks: f.blocks,
       detections: f.detections,
       statistics: statisticsFromVector(f.blocks.stats),
+      pictureLongSide: pictureLongSide(entries[i]!),
       inferenceMs: 0,
     });
     return verdict.roomType === entries[i]!.label;
@@ -147,9 +146,5 @@ async function fitAndWriteHead(): Promise<void> {
   await writeFile(out, `${JSON.stringify(head)}\n`);
   console.log(
     `wrote ${path.relative(process.cwd(), out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
-  );
-  console.log(
-    `next: node --import tsx scripts/fit-empty-rooms.ts --head ${path.relative(process.cwd(), out)} ` +
-      '(empty rooms are read by a second head fitted on this one)',
   );
 }

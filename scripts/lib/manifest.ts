@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { MODEL_INPUT_LONG_SIDE } from '../../src/analysis/scene-types.ts';
 import { readCsv } from './csv.ts';
 
 /** One labelled photo of a dataset folder. */
@@ -12,6 +13,17 @@ export interface ManifestEntry {
   source: string;
   /** The `empty_room` column when it says `yes` or `no` (absent for `unknown` or no column). */
   emptyRoom?: boolean;
+  /** The photo's long side in pixels, from the `width` and `height` columns when both are numbers. */
+  longSide?: number;
+}
+
+/**
+ * The long side of the picture the network is given for `entry` (decodeForModel never enlarges, and
+ * shrinks to MODEL_INPUT_LONG_SIDE), for reading cached features as the service reads the photo;
+ * a manifest without sizes is taken to hold photos at least that large.
+ */
+export function pictureLongSide(entry: ManifestEntry): number {
+  return Math.min(entry.longSide ?? MODEL_INPUT_LONG_SIDE, MODEL_INPUT_LONG_SIDE);
 }
 
 /**
@@ -36,6 +48,8 @@ export async function readManifest(dir: string): Promise<ManifestEntry[]> {
     const empty = (cells.empty_room ?? '').toLowerCase();
     const entry: ManifestEntry = { file, absolutePath: path.resolve(dir, file), label, source };
     if (empty === 'yes' || empty === 'no') entry.emptyRoom = empty === 'yes';
+    const [width, height] = [Number(cells.width), Number(cells.height)];
+    if (width > 0 && height > 0) entry.longSide = Math.max(width, height);
     return entry;
   });
   if (entries.length === 0) throw new Error(`${manifest} lists no photos`);

@@ -77,6 +77,28 @@ void test('an emptied room is given its own type or `unknown`, never another', {
 });
 
 void test(
+  'the emptied kitchens keep fixtures the detector sees, and are neither furnished nor bathrooms',
+  { skip },
+  () => {
+    const kitchens = photos.filter((p) => p.emptyRoom && p.label === 'kitchen');
+    assert.equal(kitchens.length, 2);
+    for (const photo of kitchens) {
+      const verdict = verdicts.get(photo.file)!;
+      const fixtures = verdict.objects.filter((o) =>
+        ['oven', 'refrigerator', 'microwave', 'sink'].includes(o.label),
+      );
+      assert.ok(fixtures.length > 0, `${photo.file}: no fixture detected`);
+      assert.equal(verdict.furnished, false, `${photo.file}: fixtures counted as furniture`);
+      assert.equal(verdict.roomType, 'kitchen', `${photo.file}: a kitchen called ${verdict.roomType}`);
+    }
+    // No emptied room, kitchen or not, is called a bathroom: none has a toilet.
+    for (const photo of photos.filter((p) => p.emptyRoom)) {
+      assert.notEqual(verdicts.get(photo.file)!.roomType, 'bathroom', photo.file);
+    }
+  },
+);
+
+void test(
   'through the route: empty rooms are stageable as they are, the passer-by is not',
   { skip },
   async () => {

@@ -141,6 +141,40 @@ void test('the service uses the endpoint when configured, the local model as its
   assert.equal(local.calls, 0);
 });
 
+void test('an empty living room, which the local model leaves unknown, is named by the endpoint', async () => {
+  // What an OpenAI-compatible vision model answers for a vacant living room (a fenced JSON object).
+  reply = {
+    content: [
+      '```json',
+      '{"scene": "interior", "roomType": "living_room", "confidence": 0.74, "sceneConfidence": 0.98,',
+      ' "personInFrame": false, "furnished": false}',
+      '```',
+    ].join('\n'),
+  };
+  received = [];
+  const local = fakeClassifier(() => verdict({ roomType: 'unknown', furnished: false }));
+  const service = createAnalysisService({
+    classifier: local,
+    decode: decodeForTests,
+    allowPrivateHosts: true,
+    vlm: config,
+  });
+  const result = await service.analyze([images.url('/room.jpg')]);
+  assert.deepEqual(result.images[0], {
+    isStageable: true,
+    roomType: 'living_room',
+    confidence: result.images[0]!.confidence,
+    details: 'Empty living room, 1024×768, sharp and well lit',
+    imageUrl: images.url('/room.jpg'),
+  });
+  assert.equal(local.calls, 0);
+  assert.deepEqual(result.summary.roomTypes, ['living_room']);
+  // The prompt asks for empty rooms to be named, and says fixtures are not furniture.
+  const prompt = JSON.stringify(received[0]!.body);
+  assert.match(prompt, /Name an empty room too/);
+  assert.match(prompt, /are not furniture/);
+});
+
 void test('reads its settings from the environment; the provider is off by default', () => {
   assert.deepEqual(loadAnalysisConfig({}), {
     vlm: undefined,

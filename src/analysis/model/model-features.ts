@@ -36,6 +36,11 @@ export interface ModelFeatures {
   statistics: ImageStatistics;
   /** Detections after non-maximum suppression, score ≥ MIN_DETECTION_SCORE, best first. */
   detections: DetectedObject[];
+  /**
+   * Long side of the picture the network was given, in pixels, before it was scaled to the network's
+   * input: below that input's side the network saw it enlarged.
+   */
+  pictureLongSide: number;
   inferenceMs: number;
 }
 
@@ -61,6 +66,7 @@ export function extractFeatures(
     blocks: { ...outputs, classMax: outputs.classMax, stats: statisticsVector(statistics) },
     statistics,
     detections: parseDetections(detections, model.inputSize),
+    pictureLongSide: Math.max(image.width, image.height),
     inferenceMs: performance.now() - started,
   };
 }

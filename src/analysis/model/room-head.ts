@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 import { INPUT_SIZE_RULE, isValidInputSize, NETWORK_INPUT_SIZE } from './network-input.ts';
-import { parseEmptyRoomHead, type EmptyRoomHead, type EmptyRoomHeadFile } from './empty-room-head.ts';
 import { decodeLinearHead, type DecodedLinearHead, type LinearHeadFile } from './linear-head.ts';
 import { FEATURE_BLOCKS, type FeatureBlock, type FeatureBlocks } from './model-features.ts';
 
@@ -27,8 +26,6 @@ export interface RoomHeadFile extends LinearHeadFile {
   dimensions: number;
   /** Below this calibrated top probability the room type is reported as `unknown`. */
   unknownBelow: number;
-  /** Second opinion for rooms without furnishing (scripts/fit-empty-rooms.ts); absent: none. */
-  emptyRooms?: EmptyRoomHeadFile;
   /** Data sources, counts, date, seed and accuracies of the fit. */
   provenance: Record<string, unknown>;
 }
@@ -39,8 +36,6 @@ export interface RoomHead extends DecodedLinearHead {
   /** The network must run at the side the head was fitted on: features change with it. */
   inputSize: number;
   unknownBelow: number;
-  /** Head for empty rooms, or null when the file has none (empty rooms then use this head). */
-  emptyRooms: EmptyRoomHead | null;
 }
 
 /** Validates and unpacks a head file. */
@@ -62,7 +57,6 @@ export function parseRoomHead(file: RoomHeadFile): RoomHead {
     blocks: file.blocks,
     inputSize,
     unknownBelow: file.unknownBelow,
-    emptyRooms: file.emptyRooms ? parseEmptyRoomHead(file.emptyRooms, file.labels, dims) : null,
   };
 }
 

@@ -1,9 +1,10 @@
 import { ROOM_TYPES, type RoomType, type SceneKind, type SceneVerdict } from '../scene-types.ts';
 import { COCO_LABELS, REPORTED_LABELS } from './coco-labels.ts';
 import { drawingProbabilities } from './drawing-detector.ts';
+import { nameEmptyRoom } from './empty-room-evidence.ts';
 import { furnishingEvidence } from './furnishing.ts';
 import type { ModelFeatures } from './model-features.ts';
-import { emptyRoomProbabilities } from './empty-room-head.ts';
+import { NETWORK_INPUT_SIZE } from './network-input.ts';
 import { featureVector, headLogits, type RoomHead, softmax } from './room-head.ts';
 
 /**
@@ -25,17 +26,25 @@ export const FIXTURE_EVIDENCE: readonly {
 ];
 
 /**
- * Rooms built with fixtures the detector knows: an empty one is named only when one of its fixtures
- * is seen at EMPTY_FIXTURE_MIN_PEAK, whatever the classifier says (an empty bedroom's white walls
- * read to it as a bathroom's tiles). Rooms without such fixtures need the empty-room probability
- * alone to reach their threshold.
+ * A room seen without furniture in a picture too small to vouch for that (EMPTY_ROOM_MIN_LONG_SIDE)
+ * is named as a furnished one, except that a bathroom or a kitchen needs one of its fixtures seen
+ * at EMPTY_FIXTURE_MIN_PEAK: white walls read to the classifier as a bathroom's tiles.
  */
 export const EMPTY_ROOM_FIXTURES: Partial<Record<RoomType, readonly string[]>> = {
   bathroom: ['toilet', 'sink'],
   kitchen: ['oven', 'refrigerator', 'microwave', 'sink'],
 };
-/** Peak detector score at which a fixture counts as seen in an empty room. */
+/** Peak detector score at which such a fixture counts as seen. */
 export const EMPTY_FIXTURE_MIN_PEAK = 0.2;
+
+/**
+ * A room is read as vacant (named only from its fixtures, empty-room-evidence.ts) when no furniture is
+ * seen in a picture whose long side is at least this: the network's own input side. A smaller
+ * picture reaches the detector enlarged and blurred, and "no furniture seen" there is no evidence of
+ * a vacant room: the detector misses the bed in 14 of 120 Places bedrooms at 256 px, and in none of
+ * 110 listing bedrooms at 512 px. Such a picture is too small to stage anyway (the quality gate).
+ */
+export const EMPTY_ROOM_MIN_LONG_SIDE = NETWORK_INPUT_SIZE;
 
 const INTERIOR_EXCLUDED = new Set<string>(['exterior', 'floor_plan', 'other']);
 const KNOWN_TYPES = new Set<string>([...ROOM_TYPES, 'other']);
@@ -60,11 +69,9 @@ export function applyFixtureEvidence(
 }
 
 /**
- * The room of an interior from its probabilities (`rooms`, keyed by label): the most probable room,
- * or `unknown` when the evidence is too weak. A furnished room needs the head's `unknownBelow`; an
- * empty one (probabilities at the empty-room temperature) needs that room's threshold of the
- * empty-room head (`answerAboveByRoom`) and, for a room built with fixtures the detector knows, one of
- * them seen.
+ * The room of an interior that is not read as vacant, from its probabilities (`rooms`, keyed by
+ * label): the most probable room when it reaches the head's `unknownBelow`, else `unknown`. Without
+ * furniture seen, a bathroom or a kitchen also needs one of its EMPTY_ROOM_FIXTURES.
  */
 export function nameInteriorRoom(
   head: RoomHead,
@@ -75,42 +82,33 @@ export function nameInteriorRoom(
   const [best, p] = Object.entries(rooms)
     .filter(([label]) => !INTERIOR_EXCLUDED.has(label))
     .reduce((a, b) => ((b[1] ?? 0) > (a[1] ?? 0) ? b : a), ['unknown', 0]) as [RoomType, number];
-  if (furnished) return { roomType: p >= head.unknownBelow ? best : 'unknown', p };
-  const fixtures = EMPTY_ROOM_FIXTURES[best];
+  const fixtures = furnished ? undefined : EMPTY_ROOM_FIXTURES[best];
   const fixtureSeen =
     fixtures === undefined ||
     fixtures.some(
       (label) =>
         (classMax[COCO_LABELS.indexOf(label as (typeof COCO_LABELS)[number])] ?? 0) >= EMPTY_FIXTURE_MIN_PEAK,
     );
-  const answerAbove = head.emptyRooms
-    ? (head.emptyRooms.answerAboveByRoom[best] ?? head.emptyRooms.answerAbove)
-    : head.unknownBelow;
-  // A threshold of 1 is "never": a probability can round to exactly 1, and must not pass it then.
-  const named = fixtureSeen && answerAbove < 1 && p >= answerAbove;
-  return { roomType: named ? best : 'unknown', p };
+  return { roomType: fixtureSeen && p >= head.unknownBelow ? best : 'unknown', p };
 }
 
 /**
  * Turns the network's features into a verdict: drawings first (pixel statistics), then the scene
  * classifier with fixture evidence for photos. A furnished room is `unknown` when its best room is
- * below the head's calibrated threshold. An empty room (furniture is what the main head learned rooms
- * from) is read by the empty-room head together with the main head, and named only on a fixture of
- * the room (where it has some the detector knows) and a probability of at least that room's threshold.
+ * below the head's calibrated threshold. A vacant room (no furniture seen in a picture large enough
+ * to tell) is named only from its fixtures (nameEmptyRoom), the classifier ranking the rooms they
+ * allow.
  */
 export function decideVerdict(head: RoomHead, features: ModelFeatures): SceneVerdict {
   const drawing = drawingProbabilities(features.statistics, features.detections);
   const photo = 1 - drawing.floorPlan - drawing.other;
   const classMax = features.blocks.classMax;
   const { furnished } = furnishingEvidence(classMax);
-  const x = featureVector(features.blocks, head.blocks);
-  const mainLogits = headLogits(head, x);
   const main = Object.fromEntries(
-    softmax(mainLogits, head.temperature).map((p, k) => [head.labels[k]!, p] as const),
+    softmax(headLogits(head, featureVector(features.blocks, head.blocks)), head.temperature).map(
+      (p, k) => [head.labels[k]!, p] as const,
+    ),
   );
-
-  // The scene kind is always the main head's, so exteriors and plans are decided as before; only the
-  // room of an empty interior is read differently.
   const { roomProbabilities, sceneProbabilities } = probabilities(
     applyFixtureEvidence(main, classMax),
     drawing,
@@ -121,27 +119,28 @@ export function decideVerdict(head: RoomHead, features: ModelFeatures): SceneVer
   );
   let roomType: RoomType;
   let roomConfidence: number;
-  let rooms = roomProbabilities;
-  if (scene === 'interior') {
-    if (!furnished && head.emptyRooms) {
-      const empty = applyFixtureEvidence(emptyRoomProbabilities(head.emptyRooms, x, mainLogits), classMax);
-      rooms = { exterior: sceneProbabilities.exterior, floor_plan: sceneProbabilities.floor_plan };
-      if (sceneProbabilities.other > 0) rooms.other = sceneProbabilities.other;
-      for (const [label, p] of Object.entries(empty)) {
-        if (isRoomType(label)) rooms[label] = sceneProbabilities.interior * p;
-      }
-    }
-    ({ roomType, p: roomConfidence } = nameInteriorRoom(head, rooms, furnished, classMax));
-  } else {
+  if (scene !== 'interior') {
     roomType = scene;
     roomConfidence = sceneProbabilities[scene];
+  } else if (!furnished && features.pictureLongSide >= EMPTY_ROOM_MIN_LONG_SIDE) {
+    // The classifier's own reading (not raised by fixture evidence): the detector's evidence is
+    // weighed by nameEmptyRoom itself.
+    const interiorRooms = Object.fromEntries(
+      Object.entries(main).filter(([label]) => !INTERIOR_EXCLUDED.has(label) && isRoomType(label)),
+    );
+    roomType = nameEmptyRoom(interiorRooms, classMax).roomType;
+    // As for a furnished room, the probability of the room named, or of the best one when unknown.
+    const best = Object.entries(interiorRooms).reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+    roomConfidence = photo * main[roomType === 'unknown' ? best : roomType]!;
+  } else {
+    ({ roomType, p: roomConfidence } = nameInteriorRoom(head, roomProbabilities, furnished, classMax));
   }
 
   const objects = features.detections.filter((d) => REPORTED_LABELS.has(d.label));
   return {
     roomType,
     roomConfidence,
-    roomProbabilities: rooms,
+    roomProbabilities,
     scene,
     sceneProbabilities,
     personScore: classMax[COCO_LABELS.indexOf('person')] ?? 0,
