@@ -36,7 +36,10 @@ const PROMPT = [
   ` "roomType": one of ${ROOM_TYPE_VALUES.map((r) => `"${r}"`).join(', ')},`,
   ' "confidence": probability 0..1 that roomType is right, "sceneConfidence": probability 0..1 that scene is right,',
   ' "personInFrame": true | false, "furnished": true | false}.',
-  'Use "unknown" for an interior whose room type cannot be told (e.g. an empty room without fixtures).',
+  'Name an empty room too, from what stays when a room is emptied: its size and shape, windows, doors,',
+  ' floor, lighting and fixtures. Use "unknown" only for an interior whose room type cannot be told.',
+  '"furnished" is true only for movable furniture (beds, sofas, chairs, tables, wardrobes, rugs, lamps);',
+  ' cabinets, counters, sinks, toilets, tubs, built-in appliances and ceiling lights are not furniture.',
 ].join('\n');
 
 const clamp01 = (value: number | undefined, fallback: number): number =>
