@@ -53,8 +53,14 @@ browserTest('two loopback images are shown beside their verdicts and the summary
       for (const [index, image] of analysis.images.entries()) {
         const text = await cards.nth(index).innerText();
         assert.ok(text.includes(image.details), `card ${index} shows “${image.details}”`);
-        assert.ok(text.includes(image.isStageable ? 'stageable' : 'not stageable'));
-        assert.ok(text.includes(`${Math.round(image.confidence * 100)}%`));
+        // The confidence belongs to the verdict (stageable or not), and is shown with it.
+        const verdictText = await cards.nth(index).locator('dt:text-is("Verdict") + dd').innerText();
+        assert.equal(
+          verdictText.replace(/\s+/g, ' ').trim(),
+          `${image.isStageable ? 'stageable' : 'not stageable'} ${Math.round(image.confidence * 100)}% sure`,
+        );
+        const roomText = await cards.nth(index).locator('dt:text-is("Room type") + dd').innerText();
+        assert.equal(roomText, image.roomType.replaceAll('_', ' '));
         assert.equal(
           Number(await cards.nth(index).getByRole('meter').getAttribute('value')),
           image.confidence,

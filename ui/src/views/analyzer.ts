@@ -23,6 +23,8 @@ function imageCard(image: Analysis['images'][number], position: number): HTMLEle
       'dl',
       { class: 'facts' },
       h('dt', {}, 'Verdict'),
+      // `confidence` is how sure the analyzer is of this verdict (stageable or not), not of the room
+      // type: it sits with the verdict it belongs to.
       h(
         'dd',
         {},
@@ -31,21 +33,17 @@ function imageCard(image: Analysis['images'][number], position: number): HTMLEle
           { class: `badge ${image.isStageable ? 'stageable' : 'not-stageable'}` },
           image.isStageable ? 'stageable' : 'not stageable',
         ),
-      ),
-      h('dt', {}, 'Room type'),
-      h('dd', {}, image.roomType.replaceAll('_', ' ')),
-      h('dt', {}, 'Confidence'),
-      h(
-        'dd',
-        {},
+        ' ',
         h('meter', {
           min: 0,
           max: 1,
           value: image.confidence,
-          'aria-label': `Confidence of image ${position + 1}`,
+          'aria-label': `Confidence in the verdict on image ${position + 1}`,
         }),
-        ` ${percent}%`,
+        ` ${percent}% sure`,
       ),
+      h('dt', {}, 'Room type'),
+      h('dd', {}, image.roomType.replaceAll('_', ' ')),
       h('dt', {}, 'Details'),
       h('dd', {}, image.details),
       h('dt', {}, 'URL'),
