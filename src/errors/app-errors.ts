@@ -9,6 +9,7 @@ export const PROBLEMS = {
   unauthorized: { status: 401, title: 'Unauthorized' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
+  'not-acceptable': { status: 406, title: 'Not acceptable' },
   conflict: { status: 409, title: 'Conflict' },
   'payload-too-large': { status: 413, title: 'Payload too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
@@ -83,6 +84,13 @@ export class UnauthorizedError extends AppError {
 export class ForbiddenError extends AppError {
   constructor(detail: string) {
     super('forbidden', detail);
+  }
+}
+
+/** The `Accept` header names no media type the operation can answer with; `detail` lists those it can. */
+export class NotAcceptableError extends AppError {
+  constructor(detail: string) {
+    super('not-acceptable', detail);
   }
 }
 

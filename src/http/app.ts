@@ -11,6 +11,8 @@ import type { ErrorReports } from '../ingestion/error-reports.service.ts';
 import { errorReportRoutes } from '../ingestion/error-reports.routes.ts';
 import type { PreviewService } from '../ingestion/preview.service.ts';
 import type { CatalogService } from '../catalog/catalog.service.ts';
+import type { ExportService } from '../export/export.service.ts';
+import { exportRoutes } from '../export/export.routes.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { ingestionRoutes } from '../ingestion/ingestion.routes.ts';
 import { previewRoutes } from '../ingestion/preview.routes.ts';
@@ -42,6 +44,7 @@ export interface AppDependencies extends BaseDependencies {
   errorReports: ErrorReports;
   preview: PreviewService;
   catalog: CatalogService;
+  exports: ExportService;
   webhooks: WebhookService;
   readiness: ReadinessCheck[];
   /** Registers further routes (the analyzer's) with the same conventions. */
@@ -166,6 +169,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     maxBodyBytes: config.maxBodyBytes,
   });
   await app.register(catalogRoutes, { catalog: deps.catalog, authorize: deps.authorize });
+  await app.register(exportRoutes, { exports: deps.exports, authorize: deps.authorize });
   await app.register(webhookRoutes, { webhooks: deps.webhooks, authorize: deps.authorize });
   for (const register of deps.extraRoutes ?? []) await app.register(register);
 

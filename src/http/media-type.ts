@@ -47,6 +47,17 @@ function acceptance(ranges: readonly AcceptRange[], mediaType: string): [number,
 }
 
 /**
+ * The quality `accept` gives `mediaType`: that of the most specific range matching it, 0 when none
+ * does. No header (or one without a usable range) accepts every type at 1.
+ */
+export function acceptQuality(accept: string | undefined, mediaType: string): number {
+  if (!accept) return 1;
+  const ranges = parseAccept(accept);
+  if (ranges.length === 0) return 1;
+  return acceptance(ranges, mediaType)?.[0] ?? 0;
+}
+
+/**
  * Whether `accept` prefers `alternative` to `fallback`: only when it accepts the alternative
  * (q > 0) and ranks it strictly higher. No header, `*\/*`, or an equal ranking keep the fallback.
  */

@@ -11,6 +11,8 @@ const EXPLANATIONS: Record<ProblemSlug, string> = {
   forbidden:
     'The token is valid but does not allow this operation: it names no tenant, or lacks the scope the operation needs.',
   'not-found': 'There is no such resource for your tenant. Ids of other tenants are answered the same way.',
+  'not-acceptable':
+    'The Accept header names no media type this operation answers with. The catalog export (GET /products/export) is NDJSON, application/x-ndjson, also sent for no Accept, */* or application/json; the detail lists the types available. Send one of those, or no Accept header.',
   conflict:
     'The request cannot be applied to the resource as it is now: a limit is reached (at most 10 webhook endpoints per tenant), or it would remove the last of something (delete the product instead of its last variant).',
   'payload-too-large':

@@ -74,6 +74,7 @@ export const ERROR_DESCRIPTIONS = {
   401: 'Missing or invalid bearer token',
   403: 'Token without a tenant or without the required scope',
   404: 'Not found: an unknown or malformed id, or another tenant’s',
+  406: 'The Accept header names no media type this operation answers with (not-acceptable)',
   409: 'Conflicts with the resource’s current state',
   413: 'Body too large',
   415: 'Body is not uncompressed application/json in UTF-8',

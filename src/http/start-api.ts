@@ -10,6 +10,7 @@ import { createTokenVerifier } from '../auth/verify-token.ts';
 import { createIngestionService } from '../ingestion/ingestion.service.ts';
 import { createRateLimiter } from '../ingestion/rate-limiter.ts';
 import { createCatalogService } from '../catalog/catalog.service.ts';
+import { createExportService } from '../export/export.service.ts';
 import { createErrorReports } from '../ingestion/error-reports.service.ts';
 import { createPreviewService } from '../ingestion/preview.service.ts';
 import { createWebhookService } from '../webhooks/webhook.service.ts';
@@ -72,6 +73,7 @@ export async function buildApi(deps: {
         db,
         onDeleted: (target) => deps.metrics.catalogDeletes.inc({ target }),
       }),
+      exports: createExportService({ db }),
       preview: createPreviewService({ db, rateLimiter }),
       webhooks: createWebhookService({
         db,

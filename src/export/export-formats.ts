@@ -1,0 +1,79 @@
+import { NotAcceptableError } from '../errors/app-errors.ts';
+import { acceptQuality } from '../http/media-type.ts';
+import type { StoredProduct } from './ingest-parts.ts';
+import { NDJSON_TYPE, ndjsonLines } from './ndjson-writer.ts';
+
+/** Turns the catalog's pages, as they are read, into the file's text, chunk by chunk. */
+export type ExportWriter = (pages: AsyncIterable<readonly StoredProduct[]>) => AsyncIterable<string>;
+
+/** One form of the export (CONTRACT §11.4): the media types it answers and how it is written. */
+export interface ExportFormat {
+  /** The media type it is sent as, and the first one that asks for it. */
+  readonly mediaType: string;
+  /** Other media types answered with this form. */
+  readonly alsoFor: readonly string[];
+  readonly contentType: string;
+  readonly fileExtension: string;
+  /** Null while the form is defined by the contract but not built yet: asking for it is a 406. */
+  readonly write: ExportWriter | null;
+}
+
+export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/**
+ * Every form, the default first: on equal preference the earlier one is sent, so no `Accept`, `*\/*`
+ * or `application/json` give NDJSON. CSV and XLSX come with the spreadsheet layout (§11.5); a
+ * writer here is all they need.
+ */
+export const EXPORT_FORMATS: readonly ExportFormat[] = [
+  {
+    mediaType: NDJSON_TYPE,
+    alsoFor: ['application/json'],
+    contentType: NDJSON_TYPE,
+    fileExtension: 'ndjson',
+    write: ndjsonLines,
+  },
+  {
+    mediaType: 'text/csv',
+    alsoFor: [],
+    contentType: 'text/csv; charset=utf-8',
+    fileExtension: 'csv',
+    write: null,
+  },
+  { mediaType: XLSX_TYPE, alsoFor: [], contentType: XLSX_TYPE, fileExtension: 'xlsx', write: null },
+];
+
+/** A form that can be written now. */
+export type AvailableFormat = ExportFormat & { write: ExportWriter };
+
+const isAvailable = (format: ExportFormat): format is AvailableFormat => format.write !== null;
+
+const qualityOf = (accept: string | undefined, format: ExportFormat) =>
+  Math.max(...[format.mediaType, ...format.alsoFor].map((type) => acceptQuality(accept, type)));
+
+/**
+ * The form `accept` prefers among those available (RFC 9110 §12.5.1: the highest quality, the
+ * default on a tie). Throws `not-acceptable` naming the available types when it accepts none of
+ * them, and saying so when what it asks for is a form not available yet.
+ */
+export function chooseExportFormat(accept: string | undefined): AvailableFormat {
+  let best: AvailableFormat | null = null;
+  let bestQuality = 0;
+  for (const format of EXPORT_FORMATS.filter(isAvailable)) {
+    const quality = qualityOf(accept, format);
+    if (quality > bestQuality) {
+      best = format;
+      bestQuality = quality;
+    }
+  }
+  if (best) return best;
+  const available = EXPORT_FORMATS.filter(isAvailable)
+    .map((format) => [format.mediaType, ...format.alsoFor].join(' or '))
+    .join(', ');
+  const later = EXPORT_FORMATS.filter((format) => !isAvailable(format) && qualityOf(accept, format) > 0);
+  throw new NotAcceptableError(
+    later.length > 0
+      ? `The export is not available as ${later.map((f) => f.mediaType).join(' or ')} yet; available: ${available}.`
+      : `The export is available as ${available}; the Accept header allows none of them.`,
+  );
+}

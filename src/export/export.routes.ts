@@ -1,0 +1,70 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principalOf, type Authorize } from '../http/authorize.ts';
+import { SCOPES } from '../auth/verify-token.ts';
+import { problemResponses } from '../http/schemas.ts';
+import { FullProductIngest } from '../catalog/product-schema.ts';
+import type { ExportService } from './export.service.ts';
+import { chooseExportFormat } from './export-formats.ts';
+import { NDJSON_TYPE } from './ndjson-writer.ts';
+
+const ExportQuery = Type.Object(
+  {
+    prefix: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: 'Only the products whose external_id starts with this (case-sensitive)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Bytes the response's stream holds before it stops reading pages: the next page is read only once
+ * the socket has taken the one before, so memory stays flat however large the catalog.
+ */
+const STREAM_HIGH_WATER_MARK = 64 * 1024;
+
+/** `GET /products/export` (CONTRACT §11.4): the catalog as a file, streamed. */
+export async function exportRoutes(
+  app: FastifyInstance,
+  { exports, authorize }: { exports: ExportService; authorize: Authorize },
+): Promise<void> {
+  app.get<{ Querystring: Static<typeof ExportQuery> }>(
+    '/products/export',
+    {
+      onRequest: authorize(SCOPES.catalogRead),
+      schema: {
+        tags: ['catalog'],
+        summary: 'Export the stored products as a file of items (NDJSON), by external_id',
+        description:
+          'One product per line in the ingest shape (no timestamps; `angle` only when one is stored), ' +
+          'so the file can be ingested again. A variant with more than 10 stored images continues on ' +
+          `further lines of its product. Sent for \`Accept: ${NDJSON_TYPE}\`, \`application/json\`, ` +
+          '`*/*` or no Accept; `text/csv` and XLSX are not available yet (406).',
+        querystring: ExportQuery,
+        response: {
+          200: {
+            description: 'The products, one item per line',
+            content: { [NDJSON_TYPE]: { schema: FullProductIngest } },
+          },
+          ...problemResponses(400, 401, 403, 406),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('vary', 'accept');
+      const format = chooseExportFormat(request.headers.accept);
+      const pages = await exports.open(principalOf(request).tenantId, { prefix: request.query.prefix });
+      return reply
+        .type(format.contentType)
+        .header('content-disposition', `attachment; filename="products.${format.fileExtension}"`)
+        .send(
+          Readable.from(format.write(pages), { objectMode: false, highWaterMark: STREAM_HIGH_WATER_MARK }),
+        );
+    },
+  );
+}
