@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestService } from '../helpers/test-service.ts';
-import { allProducts, ingest, withoutTimestamps } from '../helpers/assertions.ts';
+import { allProducts, withoutTimestamps } from '../helpers/assertions.ts';
 
 /** What the export tests share: calling the export, reading its lines, importing them again. */
 
@@ -36,8 +36,9 @@ export function linesOf(res: LightMyRequestResponse): Array<Record<string, unkno
 /** Ingests `items` in order, in batches of at most 1000, each one completed before the next. */
 export async function importItems(svc: TestService, token: string, items: unknown[]): Promise<void> {
   for (let from = 0; from < items.length; from += 1000) {
-    const record = await ingest(svc, token, items.slice(from, from + 1000), 60_000);
-    assert.equal(record.status, 'completed', JSON.stringify(record));
+    const batchId = await svc.submit(token, items.slice(from, from + 1000));
+    const record = await svc.waitForTerminal(token, batchId, 60_000);
+    assert.equal(record.status, 'completed', JSON.stringify(await svc.allErrors(token, batchId)));
   }
 }
 

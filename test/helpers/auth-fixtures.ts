@@ -80,6 +80,13 @@ export const ENDPOINTS: Endpoint[] = [
     call: (svc, _ctx, headers) => svc.request({ method: 'GET', url: '/products', headers }),
   },
   {
+    name: 'GET /products/export',
+    scope: 'catalog:read',
+    ok: 200,
+    path: () => '/products/export',
+    call: (svc, _ctx, headers) => svc.request({ method: 'GET', url: '/products/export', headers }),
+  },
+  {
     name: 'GET /products/{external_id}',
     scope: 'catalog:read',
     ok: 200,
