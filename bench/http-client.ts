@@ -10,6 +10,8 @@ export interface BenchClient {
   preview(body: string): Promise<{ summary: Record<string, number>; ms: number }>;
   status(batchId: string): Promise<{ status: string; ms: number; record: Record<string, unknown> }>;
   waitTerminal(batchIds: string[]): Promise<Array<Record<string, unknown>>>;
+  /** `GET /products/export` + `query`, read as it streams: its lines, bytes and time to the last byte. */
+  exportCatalog(query: string): Promise<{ lines: number; bytes: number; ms: number }>;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,22 @@ export async function createBenchClient(
         }
       }
       return records;
+    },
+    async exportCatalog(query) {
+      const started = performance.now();
+      const res = await request(`${baseUrl}/products/export${query}`, {
+        headers: { authorization },
+        dispatcher,
+      });
+      if (res.statusCode !== 200)
+        throw new Error(`export answered ${res.statusCode}: ${await res.body.text()}`);
+      let lines = 0;
+      let bytes = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
+      }
+      return { lines, bytes, ms: performance.now() - started };
     },
     close: () => dispatcher.close(),
   };

@@ -4,12 +4,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchIngestion, type IngestionBenchResult, type PollFigures, type RunFigures } from './ingestion.ts';
 import { benchPreview, type PreviewBenchResult } from './preview.ts';
+import { benchExport, type ExportBenchResult, type ExportRun } from './export.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|preview|analysis|decode] [-- --no-analyzer] [-- --webhook]
+ * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|preview|export|analysis|decode] [-- --no-analyzer] [-- --webhook]
  *  [-- --repeats N] [-- --service-node-args="--max-semi-space-size=8 --cpu-prof"] (with "=": the value starts with a dash)`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
  * then a 1000-item preview against the 202 of the same submission (bench/preview.ts), then the
+ * NDJSON export of 100,000 stored products with the service's RSS (bench/export.ts), then the
  * analyzer's latency and throughput (bench/analysis.ts) and its decode memory budget
  * (bench/decode-memory.ts). DATABASE_URL (or --database-url)
  * picks the PostgreSQL server; otherwise the embedded database. `--smoke` is a quick run for CI.
@@ -92,12 +94,16 @@ function table(result: IngestionBenchResult): string {
   ].join('\n');
 }
 
-if (values.only !== undefined && !['ingestion', 'preview', 'analysis', 'decode'].includes(values.only)) {
-  throw new Error('--only takes ingestion, preview, analysis or decode');
+if (
+  values.only !== undefined &&
+  !['ingestion', 'preview', 'export', 'analysis', 'decode'].includes(values.only)
+) {
+  throw new Error('--only takes ingestion, preview, export, analysis or decode');
 }
 
 if (values.only === undefined || values.only === 'ingestion') await runIngestion();
 if (values.only === undefined || values.only === 'ingestion' || values.only === 'preview') await runPreview();
+if (values.only === undefined || values.only === 'export') await runExport();
 if (values.only === undefined || values.only === 'analysis') {
   // The analyzer's bench runs as its own process, so its model threads and RSS are its own.
   const child = spawnSync(
@@ -170,4 +176,35 @@ async function runPreview(): Promise<void> {
     log,
   });
   process.stdout.write(`\n${previewLines(result)}\n`);
+}
+
+function exportLines(result: ExportBenchResult): string {
+  const f = (n: number, d = 0) => n.toFixed(d);
+  const row = (label: string, runs: ExportRun[]) => {
+    const rate = stats(runs.map((r) => r.productsPerSecond));
+    const mb = runs[0]!.megabytes;
+    const over = stats(runs.map((r) => r.rssMaxMiB - r.rssBeforeMiB));
+    return `| ${label} | ${runs[0]!.products} (${f(mb)} MB) | ${f(rate.median)} (${f(rate.min)}–${f(rate.max)}) | ${f(Math.max(...runs.map((r) => r.rssMaxMiB)))} | ${f(over.median)} (${f(over.min)}–${f(over.max)}) |`;
+  };
+  return [
+    `Export (GET /products/export, NDJSON) on ${result.database} PostgreSQL: ${result.storedProducts} stored products × 3 variants × 3 images, ${result.whole.length} runs each`,
+    '',
+    '| export | products (size) | products/s median (min–max) | service RSS max MiB | RSS above its start of the request, MiB median (min–max) |',
+    '|---|---|---|---|---|',
+    row('a prefix', result.prefix),
+    row('the whole catalog', result.whole),
+    '',
+    `Service RSS: ${f(result.readyRssMiB)} MiB when ready on the stored catalog, peak ${f(result.peakRssMiB)} MiB at the end.`,
+  ].join('\n');
+}
+
+async function runExport(): Promise<void> {
+  const result = await benchExport({
+    databaseUrl,
+    batches: smoke ? 2 : 100,
+    repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
+    serviceNodeArgs: values['service-node-args'].split(' ').filter(Boolean),
+    log,
+  });
+  process.stdout.write(`\n${exportLines(result)}\n`);
 }
