@@ -24,7 +24,7 @@ function countPageReads(): { count: () => number; stop: () => void } {
   const query = db.query.bind(db);
   let reads = 0;
   db.query = <R>(text: string, params?: readonly unknown[]) => {
-    if (text.includes('AS variants') && text.includes('ORDER BY p.external_id LIMIT $3')) reads++;
+    if (text.includes('json_agg(x ORDER BY x.external_id)')) reads++;
     return query<R>(text, params);
   };
   return { count: () => reads, stop: () => void (db.query = query) };
