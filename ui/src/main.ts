@@ -2,6 +2,7 @@ import './styles.css';
 import { onAuthError } from './api.ts';
 import { h, replace } from './dom.ts';
 import { currentSession, signOut, type Session } from './session.ts';
+import type { View } from './view.ts';
 import { analyzerView } from './views/analyzer.ts';
 import { batchView } from './views/batch.ts';
 import { batchesView } from './views/batches.ts';
@@ -11,15 +12,6 @@ import { productView } from './views/product.ts';
 import { signInView } from './views/sign-in.ts';
 import { webhookView } from './views/webhook.ts';
 import { webhooksView } from './views/webhooks.ts';
-
-/** A view draws itself into `main` and returns what stops its timers when the page changes. */
-export type View = (main: HTMLElement, params: RouteParams) => (() => void) | void;
-
-/** What a route passes its view: the path's one parameter and the hash's query. */
-export interface RouteParams {
-  id: string;
-  query: URLSearchParams;
-}
 
 const ROUTES: Array<[RegExp, View, string]> = [
   [/^\/(?:batches)?$/, batchesView, 'Batches'],

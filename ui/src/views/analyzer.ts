@@ -1,7 +1,7 @@
 import { errorText, getJson } from '../api.ts';
 import type { Analysis } from '../api-types.ts';
 import { h, replace } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 
 /** The analyzer's limit per request (CONTRACT §8). */
 const MAX_URLS = 10;

@@ -2,7 +2,7 @@ import { ApiError, call, errorText, getJson, type Page, query } from '../api.ts'
 import type { BatchStatus, ErrorSummary, ItemErrors } from '../api-types.ts';
 import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { download, h, replace, table, time, type Child } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 import { poll, type PollOutcome } from '../poller.ts';
 

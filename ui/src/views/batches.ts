@@ -3,7 +3,7 @@ import { errorText, getJson, query, type Page } from '../api.ts';
 import type { BatchStatus } from '../api-types.ts';
 import { batchFingerprint, batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { h, replace, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 import { poll } from '../poller.ts';
 

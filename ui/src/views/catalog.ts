@@ -1,7 +1,7 @@
 import { errorText, getJson, type Page, query } from '../api.ts';
 import type { Product } from '../api-types.ts';
 import { h, replace, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 
 const PAGE_SIZE = 50;

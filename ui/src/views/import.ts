@@ -5,7 +5,7 @@ import { h, replace, table, type Child } from '../dom.ts';
 import { inGroups, readFileItems } from '../import/file-items.ts';
 import { previewFile, type FilePreview } from '../import/preview-run.ts';
 import { idempotencyKey, submitGroup, SUBMISSION_SIZE } from '../import/submit-groups.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import { poll, type PollOutcome } from '../poller.ts';
 
 /** A batch this import made, and its last status read. */

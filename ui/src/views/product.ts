@@ -1,7 +1,7 @@
 import { call, errorText, getJson } from '../api.ts';
 import type { Product } from '../api-types.ts';
 import { h, replace, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 
 /** One product with its variants and image thumbnails; deletes (CONTRACT §10.5) after confirmation. */
 export const productView: View = (main, { id }) => {

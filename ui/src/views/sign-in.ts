@@ -1,6 +1,6 @@
 import { h } from '../dom.ts';
 import { signIn } from '../session.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 
 /** Paste a bearer token; it is kept in this tab's sessionStorage only. */
 export const signInView: View = (main) => {

@@ -1,7 +1,7 @@
 import { call, errorText, getJson, type Page, query } from '../api.ts';
 import type { WebhookDelivery, WebhookEndpoint } from '../api-types.ts';
 import { h, replace, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 import { poll } from '../poller.ts';
 

@@ -2,7 +2,7 @@ import { WEBHOOK_EVENTS } from '../../../src/webhooks/webhook-events.ts';
 import { call, errorText, getJson, type Page } from '../api.ts';
 import type { WebhookEndpoint } from '../api-types.ts';
 import { h, replace, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import { secretBox } from './secret-box.ts';
 
 /** The tenant's webhook endpoints: list, create (secret shown once), rotate, delete. */
