@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { readManifest } from '../../scripts/lib/manifest.ts';
+import { pictureLongSide, readManifest } from '../../scripts/lib/manifest.ts';
 
 let dir: string;
 before(async () => {
@@ -33,6 +33,18 @@ void test('rows are read by header name, quoted cells and blank lines allowed', 
   assert.deepEqual(await manifestOf('\n\nfile,label\nx.jpg,exterior\n'), [
     { file: 'x.jpg', absolutePath: path.join(dir, 'x.jpg'), label: 'exterior', source: '' },
   ]);
+});
+
+void test("width and height give the picture's long side as the network is given it", async () => {
+  const entries = await manifestOf(
+    'file,label,width,height\nsmall.jpg,bedroom,256,256\nwide.jpg,kitchen,1024,682\nodd.jpg,bathroom,,480\n',
+  );
+  assert.deepEqual(
+    entries.map((e) => e.longSide),
+    [256, 1024, undefined],
+  );
+  // decodeForModel shrinks to 512 and never enlarges; without sizes a photo is taken as large.
+  assert.deepEqual(entries.map(pictureLongSide), [256, 512, 512]);
 });
 
 void test('a folder without a manifest is refused by the path it looked for', async () => {
