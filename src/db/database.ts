@@ -1,58 +1,8 @@
 import { openEmbeddedDatabase } from './embedded-database.ts';
 import { openServerDatabase } from './server-database.ts';
+import type { Database } from './database-types.ts';
 
-/** A connection pool's state: connections open, idle among them, and queries waiting for one. */
-export interface PoolConnections {
-  open: number;
-  idle: number;
-  waiting: number;
-}
-
-/** Something that runs SQL: the database itself, or one transaction of it. */
-export interface Queryable {
-  /** One statement with `$n` parameters; returns its rows. */
-  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
-  /** Several statements without parameters (migrations, pg-boss's own DDL); rows of the last one. */
-  exec(text: string): Promise<Record<string, unknown>[]>;
-}
-
-/**
- * The first row a statement returns, as `toRecord` makes it, or null when it returns none: how a
- * repository answers "not found" (what that means is the service's to decide).
- */
-export async function queryRow<R, T>(
-  db: Queryable,
-  text: string,
-  params: readonly unknown[],
-  toRecord: (row: R) => T,
-): Promise<T | null> {
-  const rows = await db.query<R>(text, params);
-  return rows[0] === undefined ? null : toRecord(rows[0]);
-}
-
-/** The service's PostgreSQL: a server through `pg`, or PGlite embedded in this process. */
-export interface Database extends Queryable {
-  readonly kind: 'server' | 'embedded';
-  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /**
-   * Runs `fn` while holding an exclusive lock on `key` across every process that shares the
-   * database (a session advisory lock on a server, which the server drops if this process dies).
-   * Returns `null` without running `fn` when the lock is not free within `waitMs`. `lockLost` aborts
-   * when the lock's connection is lost while `fn` runs: the server has then dropped the lock, and
-   * another process may take it.
-   */
-  withLock<T>(
-    key: string,
-    waitMs: number,
-    fn: (lockLost: AbortSignal) => Promise<T>,
-  ): Promise<{ value: T } | null>;
-  /** The pool's connections now (a server's): open, idle among them, and queries waiting for one. */
-  connections?(): PoolConnections;
-  /** The embedded database's files as a tarball (a template for tests); absent on a server. */
-  dump?(): Promise<Blob>;
-  close(): Promise<void>;
-}
+export { queryRow, type Database, type PoolConnections, type Queryable } from './database-types.ts';
 
 /** Opens the server when `databaseUrl` is set, else the embedded database under `dataDir`. */
 export async function openDatabase(options: {

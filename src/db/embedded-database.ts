@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
-import type { Database, Queryable } from './database.ts';
+import type { Database, Queryable } from './database-types.ts';
 import { createKeyedMutex } from './keyed-mutex.ts';
 
 /** PostgreSQL embedded in this process (PGlite): one session, its data directory claimed by one process. */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable } from './database.ts';
+import type { Database, Queryable } from './database-types.ts';
 import { createKeyedMutex } from './keyed-mutex.ts';
 
 /** A PostgreSQL server through `pg`: a pool kept warm, and advisory locks shared by every process. */

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.ts';
-import type { BatchOutcome } from './batch-processor.ts';
+import type { BatchOutcome } from './batch-outcome.ts';
 import { BATCH_STATUS } from '../ingestion/batch-status.ts';
 import {
   findFailedIndices,

@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.ts';
-import { BATCH_STATUS, TERMINAL_STATUSES, type BatchStatus } from '../ingestion/batch-status.ts';
+import { BATCH_STATUS, TERMINAL_STATUSES } from '../ingestion/batch-status.ts';
+import type { BatchOutcome } from './batch-outcome.ts';
 import { findBatch, type BatchRow } from '../ingestion/batch.repository.ts';
 import { giveUpBatchRuns } from './batch-give-up.ts';
 import {
@@ -21,13 +22,6 @@ export class ShutdownError extends Error {
   constructor() {
     super('shutting down');
   }
-}
-
-/** What a finished run of {@link BatchProcessor.processBatch} did, for metrics and logs. */
-export interface BatchOutcome {
-  status: BatchStatus | null;
-  upserted: number;
-  failed: number;
 }
 
 /**
