@@ -49,8 +49,9 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
       const started = performance.now();
       for (const { products, variants } of prepared) {
         await db.transaction(async (tx) => {
-          await upsertProducts(tx, tenantId, serializeRows(products));
-          await upsertVariants(tx, tenantId, serializeRows(variants));
+          const variantRows = serializeRows(variants);
+          await upsertProducts(tx, tenantId, serializeRows(products), variantRows);
+          await upsertVariants(tx, tenantId, variantRows);
         });
       }
       return (performance.now() - started) / 1000;

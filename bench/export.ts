@@ -43,7 +43,7 @@ const BATCH = 1000;
  * into the database, with the worker's own set-based upserts: loading through the API would time
  * the ingestion, not the export. Runs before the service starts, as PGlite serves one process.
  */
-async function loadCatalog(
+export async function loadCatalog(
   target: { databaseUrl: string; schema: string } | { dataDir: string },
   tenantId: string,
   prefix: string,
@@ -59,8 +59,9 @@ async function loadCatalog(
     for (let b = 0; b < batches; b++) {
       const { products, variants } = toRows(generateBatch(prefix, b, { size: BATCH }));
       await db.transaction(async (tx) => {
-        await upsertProducts(tx, tenantId, serializeRows(products));
-        await upsertVariants(tx, tenantId, serializeRows(variants));
+        const variantRows = serializeRows(variants);
+        await upsertProducts(tx, tenantId, serializeRows(products), variantRows);
+        await upsertVariants(tx, tenantId, variantRows);
       });
     }
     if (db.kind === 'server') await db.exec('ANALYZE products; ANALYZE variants');

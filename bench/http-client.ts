@@ -12,6 +12,8 @@ export interface BenchClient {
   waitTerminal(batchIds: string[]): Promise<Array<Record<string, unknown>>>;
   /** `GET /products/export` + `query`, read as it streams: its lines, bytes and time to the last byte. */
   exportCatalog(query: string): Promise<{ lines: number; bytes: number; ms: number }>;
+  /** `GET /products?` + `query` (a search): its total and the time to the last byte. */
+  search(query: string): Promise<{ total: number; ms: number }>;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,13 @@ export async function createBenchClient(
         for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
       }
       return { lines, bytes, ms: performance.now() - started };
+    },
+    async search(query) {
+      const started = performance.now();
+      const res = await request(`${baseUrl}/products?${query}`, { headers: { authorization }, dispatcher });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`search answered ${res.statusCode}: ${text}`);
+      return { total: (JSON.parse(text) as { total: number }).total, ms: performance.now() - started };
     },
     close: () => dispatcher.close(),
   };

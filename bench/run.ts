@@ -5,9 +5,10 @@ import { parseArgs } from 'node:util';
 import { benchIngestion, type IngestionBenchResult, type PollFigures, type RunFigures } from './ingestion.ts';
 import { benchPreview, type PreviewBenchResult } from './preview.ts';
 import { benchExport, type ExportBenchResult, type ExportRun } from './export.ts';
+import { benchSearch } from './search.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|preview|export|analysis|decode] [-- --no-analyzer] [-- --webhook]
+ * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|preview|export|search|analysis|decode] [-- --no-analyzer] [-- --webhook]
  *  [-- --repeats N] [-- --service-node-args="--max-semi-space-size=8 --cpu-prof"] (with "=": the value starts with a dash)`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
  * then a 1000-item preview against the 202 of the same submission (bench/preview.ts), then the
@@ -96,14 +97,15 @@ function table(result: IngestionBenchResult): string {
 
 if (
   values.only !== undefined &&
-  !['ingestion', 'preview', 'export', 'analysis', 'decode'].includes(values.only)
+  !['ingestion', 'preview', 'export', 'search', 'analysis', 'decode'].includes(values.only)
 ) {
-  throw new Error('--only takes ingestion, preview, export, analysis or decode');
+  throw new Error('--only takes ingestion, preview, export, search, analysis or decode');
 }
 
 if (values.only === undefined || values.only === 'ingestion') await runIngestion();
 if (values.only === undefined || values.only === 'ingestion' || values.only === 'preview') await runPreview();
 if (values.only === undefined || values.only === 'export') await runExport();
+if (values.only === undefined || values.only === 'search') await runSearch();
 if (values.only === undefined || values.only === 'analysis') {
   // The analyzer's bench runs as its own process, so its model threads and RSS are its own.
   const child = spawnSync(
@@ -207,4 +209,30 @@ async function runExport(): Promise<void> {
     log,
   });
   process.stdout.write(`\n${exportLines(result)}\n`);
+}
+
+async function runSearch(): Promise<void> {
+  // 100,000 products, as §11.7's target; the smoke run stores 2,000 and searches a few times.
+  const result = await benchSearch({
+    databaseUrl,
+    batches: smoke ? 2 : 100,
+    searches: smoke ? 5 : 100,
+    serviceNodeArgs: values['service-node-args'].split(' ').filter(Boolean),
+    log,
+  });
+  const f = (n: number) => n.toFixed(1);
+  process.stdout.write(
+    [
+      '',
+      `Search (GET /products?q=, first page of 20 with total) on ${result.database} PostgreSQL, ${result.storedProducts} stored products`,
+      '| q | example | searches | matches (median) | p50 ms | p95 ms |',
+      '|---|---|---|---|---|---|',
+      ...result.kinds.map(
+        (k) =>
+          `| ${k.kind} | \`${k.example}\` | ${k.searches} | ${k.medianTotal} | ${f(k.p50)} | ${f(k.p95)} |`,
+      ),
+      `| all | | ${result.all.searches} | | ${f(result.all.p50)} | ${f(result.all.p95)} (max ${f(result.all.max)}) |`,
+      '',
+    ].join('\n'),
+  );
 }

@@ -42,7 +42,8 @@ export async function countVariants(
 }
 
 /**
- * Deletes one variant of a product (with its images) and marks the product updated: the product a
+ * Deletes one variant of a product (with its images), marks the product updated and takes the
+ * variant's sku and brand out of its search document (migration 013). The product a
  * client reads has changed, and one that syncs by `updated_at` must see it. The time is the clock's at
  * this statement, which runs under the product's row lock, and always later than the stored one
  * (`laterThan`, which the chunks' upsert uses too).
@@ -55,7 +56,13 @@ export async function deleteVariant(
     `WITH gone AS (
        DELETE FROM variants WHERE tenant_id = $1 AND sku = $2 AND external_id = $3 RETURNING 1
      )
-     UPDATE products SET updated_at = ${laterThan('updated_at', "date_trunc('milliseconds', clock_timestamp())")}
+     UPDATE products SET updated_at = ${laterThan('updated_at', "date_trunc('milliseconds', clock_timestamp())")},
+       search = (
+         -- This statement's snapshot still holds the deleted variant: the document leaves it out.
+         SELECT catalog_search_document(products.external_id, products.name, string_agg(v.sku, ' '),
+                                        string_agg(DISTINCT v.brand, ' '))
+         FROM variants v WHERE v.tenant_id = $1 AND v.external_id = $3 AND v.sku <> $2
+       )
      WHERE tenant_id = $1 AND external_id = $3 AND EXISTS (SELECT 1 FROM gone)`,
     [key.tenantId, key.sku, key.externalId],
   );

@@ -81,22 +81,47 @@ export function serializeRows(rows: readonly ProductRow[] | readonly VariantRow[
   return { json, count: rows.length };
 }
 
-/** Inserts or updates products, one statement for all of them (at most one row per external_id). */
+/**
+ * Inserts or updates products, one statement for all of them (at most one row per external_id),
+ * with their search documents (migration 013). A document holds the skus and brands of the product's
+ * variants as they will be once `variants` (the chunk's, written next) are: the stored ones the
+ * chunk does not send, and the chunk's. Computing it here writes each product row once per chunk;
+ * a refresh after the variants upsert would write it twice. A sku the chunk sends that another
+ * product owns makes the variants upsert roll the transaction back, so it never reaches a document.
+ */
 export async function upsertProducts(
   tx: Queryable,
   tenantId: string,
   products: SerializedRows,
+  variants: SerializedRows,
 ): Promise<void> {
   if (products.count === 0) return;
   await tx.query(
-    `INSERT INTO products AS p (tenant_id, external_id, name, description, style, type, sub_type, created_at, updated_at)
-     SELECT $1, x.external_id, x.name, x.description, x.style, x.type, x.sub_type, ${NOW}, ${NOW}
+    `WITH incoming AS MATERIALIZED (
+       SELECT i.sku, i.external_id, i.brand FROM json_to_recordset($3::json) AS i(sku text, external_id text, brand text)
+     ),
+     terms AS (
+       SELECT t.external_id, string_agg(t.sku, ' ') AS skus, string_agg(DISTINCT t.brand, ' ') AS brands
+       FROM (
+         SELECT v.external_id, v.sku, v.brand FROM variants v
+         WHERE v.tenant_id = $1 AND v.external_id IN (SELECT external_id FROM incoming)
+           AND NOT EXISTS (SELECT 1 FROM incoming i WHERE i.sku = v.sku)
+         UNION ALL
+         SELECT external_id, sku, brand FROM incoming
+       ) AS t
+       GROUP BY t.external_id
+     )
+     INSERT INTO products AS p (tenant_id, external_id, name, description, style, type, sub_type, created_at, updated_at, search)
+     SELECT $1, x.external_id, x.name, x.description, x.style, x.type, x.sub_type, ${NOW}, ${NOW},
+            catalog_search_document(x.external_id, x.name, t.skus, t.brands)
      FROM json_to_recordset($2::json)
        AS x(external_id text, name text, description text, style text, type text, sub_type text)
+     LEFT JOIN terms AS t ON t.external_id = x.external_id
      ON CONFLICT (tenant_id, external_id) DO UPDATE SET
        name = EXCLUDED.name, description = EXCLUDED.description, style = EXCLUDED.style,
-       type = EXCLUDED.type, sub_type = EXCLUDED.sub_type, updated_at = ${laterThan('p.updated_at', NOW)}`,
-    [tenantId, products.json],
+       type = EXCLUDED.type, sub_type = EXCLUDED.sub_type, updated_at = ${laterThan('p.updated_at', NOW)},
+       search = EXCLUDED.search`,
+    [tenantId, products.json, variants.json],
   );
 }
 
@@ -136,8 +161,9 @@ export async function upsertVariants(
   return result?.written ?? 0;
 }
 
-const PRODUCT_VIEW = `
-  SELECT p.external_id, p.name, p.description, p.style, p.type, p.sub_type,
+/** The columns of a product `p` in the read shape of CONTRACT §9 (the search reads them too). */
+export const PRODUCT_COLUMNS = `
+  p.external_id, p.name, p.description, p.style, p.type, p.sub_type,
          to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
          to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
          COALESCE((
@@ -150,8 +176,9 @@ const PRODUCT_VIEW = `
                                                ORDER BY i.n), '[]'::json)
                       FROM jsonb_array_elements(v.images) WITH ORDINALITY AS i(image, n))) ORDER BY v.seq)
            FROM variants v WHERE v.tenant_id = p.tenant_id AND v.external_id = p.external_id
-         ), '[]'::json) AS variants
-  FROM products p`;
+         ), '[]'::json) AS variants`;
+
+const PRODUCT_VIEW = `SELECT ${PRODUCT_COLUMNS} FROM products p`;
 
 /** The tenant's product with its variants and images, in the read shape of CONTRACT §9, or null. */
 export async function findProduct(

@@ -7,6 +7,8 @@ import { deleteSchema, readSchema } from '../http/schemas.ts';
 import { PageQuery, PageSchema } from '../pagination/page.ts';
 import { ProductView } from './product-schema.ts';
 import type { CatalogService } from './catalog.service.ts';
+import { SearchQueryProperties } from './catalog-search.schemas.ts';
+import { isSearch } from './catalog-search.service.ts';
 
 const ProductParams = Type.Object({ external_id: Type.String() });
 const VariantParams = Type.Object({ external_id: Type.String(), sku: Type.String() });
@@ -18,7 +20,20 @@ const ProductQuery = PageQuery(500, 100, {
       description: 'Only the products whose external_id starts with this (case-sensitive)',
     }),
   ),
+  ...SearchQueryProperties,
 });
+const ProductPage = Type.Object(
+  {
+    ...PageSchema(ProductView, 'ProductPage').properties,
+    total: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'With `q` or a filter: the exact number of matches, all pages',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'ProductPage' },
+);
 
 /** `GET /products` and `GET /products/{external_id}` (CONTRACT §9), and the deletes (§10.5). */
 export async function catalogRoutes(
@@ -35,15 +50,18 @@ export async function catalogRoutes(
         { querystring: ProductQuery },
         {
           tags,
-          summary: 'List stored products by external_id, all or those with an external_id prefix',
-          description: 'A page of products, by external_id',
-          answer: PageSchema(ProductView, 'ProductPage'),
+          summary: 'List stored products by external_id, or search them (q, filters) most relevant first',
+          description: 'A page of products: by external_id, or for a search by relevance, with `total`',
+          answer: ProductPage,
         },
       ),
     },
     async (request) => {
-      const { limit = 100, cursor, prefix } = request.query;
-      return catalog.listProducts(principalOf(request).tenantId, { limit, cursor, prefix });
+      const { limit = 100, cursor, prefix, ...criteria } = request.query;
+      const tenantId = principalOf(request).tenantId;
+      if (isSearch(criteria))
+        return catalog.searchProducts(tenantId, { ...criteria, prefix }, { limit, cursor });
+      return catalog.listProducts(tenantId, { limit, cursor, prefix });
     },
   );
 

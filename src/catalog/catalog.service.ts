@@ -5,6 +5,8 @@ import type { Page } from '../pagination/page.ts';
 import { findProduct, listProducts } from './catalog.repository.ts';
 import { countVariants, deleteProduct, deleteVariant, lockProduct } from './catalog-delete.repository.ts';
 import type { ProductView } from './product-schema.ts';
+import type { SearchCriteria } from './catalog-search.repository.ts';
+import { searchCatalog, type SearchPage } from './catalog-search.service.ts';
 
 /** What a catalog delete removed, for metrics. */
 export type DeleteTarget = 'product' | 'variant';
@@ -20,6 +22,15 @@ export interface CatalogService {
     tenantId: string,
     query: { limit: number; cursor?: string; prefix?: string },
   ): Promise<Page<ProductView>>;
+  /**
+   * Searches the catalog (CONTRACT §11.7): products matching every word of `q` and every filter,
+   * most relevant first, with the exact number of matches.
+   */
+  searchProducts(
+    tenantId: string,
+    criteria: SearchCriteria,
+    page: { limit: number; cursor?: string },
+  ): Promise<SearchPage>;
   /** Deletes a product and its variants at once; 404 when the tenant has no such product. */
   deleteProduct(tenantId: string, externalId: string): Promise<void>;
   /** Deletes one variant; 404 when the product has no such sku, 409 when it is the last one. */
@@ -73,6 +84,8 @@ export function createCatalogService({
         next_cursor: rows.length > limit && last ? encodeCursor(scope, last.external_id) : null,
       };
     },
+
+    searchProducts: (tenantId, criteria, page) => searchCatalog(db, tenantId, criteria, page),
 
     async deleteProduct(tenantId, externalId) {
       if (!storable(externalId) || !(await deleteProduct(db, tenantId, externalId))) {

@@ -69,7 +69,7 @@ export async function writeChunk(
       const step = { upserted: chunk.upserted, failed: chunk.failures.length };
       const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
-      await upsertProducts(tx, batch.tenantId, chunk.products);
+      await upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
       onWriting?.();
       if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();
