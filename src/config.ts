@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { loadAnalysisConfig, type AnalysisConfig } from './analysis/analysis-config.ts';
 import { ConfigError, flag, integer, optional } from './config-values.ts';
+import { uiOidc, type UiOidcConfig } from './http/dashboard-config.ts';
 
 export { ConfigError, flag, integer, optional };
 
@@ -64,6 +65,8 @@ export interface Config {
     enabled: boolean;
     allowPrivateHosts: boolean;
   };
+  /** `UI_OIDC_*`: the dashboard's sign-in with the company's identity provider (CONTRACT §11.9), or null. */
+  uiOidc: UiOidcConfig | null;
   webhooks: {
     /** `WEBHOOK_ALLOW_PRIVATE_HOSTS=true`: endpoints may be plain http and reach private addresses. */
     allowPrivateHosts: boolean;
@@ -191,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateHosts: flag(env, 'ANALYSIS_ALLOW_PRIVATE_HOSTS', false),
       ...loadAnalysisConfig(env),
     },
+    uiOidc: uiOidc(env),
     webhooks: {
       allowPrivateHosts: flag(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS', false),
       retrySchedule: retrySchedule(optional(env, 'WEBHOOK_RETRY_SCHEDULE')),

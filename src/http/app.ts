@@ -155,7 +155,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(healthRoutes, { checks: deps.readiness, metrics: deps.metrics });
   await app.register(problemPages);
-  await app.register(dashboardRoute);
+  await app.register(dashboardRoute, { oidc: config.uiOidc });
   await app.register(ingestionRoutes, {
     ingestion: deps.ingestion,
     errorReports: deps.errorReports,
