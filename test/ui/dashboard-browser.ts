@@ -130,7 +130,7 @@ export function browserTest(name: string, body: (t: TestContext) => Promise<void
 /** Violations of the page's CSP, by page: a test fails when the dashboard trips its own policy. */
 const violations = new WeakMap<Page, string[]>();
 
-function watchPolicyViolations(page: Page): void {
+export function watchPolicyViolations(page: Page): void {
   const seen: string[] = [];
   violations.set(page, seen);
   page.on('console', (message) => {

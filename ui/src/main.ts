@@ -1,7 +1,16 @@
 import './styles.css';
 import { onAuthError } from './api.ts';
+import { loadDashboardConfig, oidcSettings } from './dashboard-config.ts';
 import { h, replace } from './dom.ts';
-import { currentSession, signOut, type Session } from './session.ts';
+import {
+  canRenew,
+  completeSignIn,
+  providerEndedSession,
+  renew,
+  renewalDelayMs,
+  signOutEverywhere,
+} from './oidc.ts';
+import { currentSession, type Session } from './session.ts';
 import type { View } from './view.ts';
 import { analyzerView } from './views/analyzer.ts';
 import { batchView } from './views/batch.ts';
@@ -83,8 +92,11 @@ function showSession(session: Session | null): void {
       {
         type: 'button',
         onclick: () => {
-          signOut();
-          location.hash = '#/sign-in';
+          stopRenewal();
+          void signOutEverywhere(oidcSettings()).then((providerUrl) => {
+            if (providerUrl) location.assign(providerUrl);
+            else location.hash = '#/sign-in';
+          });
         },
       },
       'Sign out',
@@ -122,9 +134,72 @@ function route(): void {
   replace(main, h('h1', {}, 'No such page'), h('p', {}, h('a', { href: '#/batches' }, 'Go to the batches')));
 }
 
+let renewal: ReturnType<typeof setTimeout> | undefined;
+
+function stopRenewal(): void {
+  clearTimeout(renewal);
+  renewal = undefined;
+}
+
+/**
+ * Renews a session signed in with the identity provider before its token expires, for as long as the
+ * provider agrees. When the provider refuses (it ended the session), the tab is signed out; when it
+ * cannot be reached, the renewal is tried again shortly, until the token has expired.
+ */
+function scheduleRenewal(): void {
+  stopRenewal();
+  const settings = oidcSettings();
+  const session = currentSession();
+  if (!settings || !session || !canRenew()) return;
+  const delay = renewalDelayMs(session);
+  if (delay === null) return;
+  renewal = setTimeout(() => {
+    renew(settings)
+      .then((renewed) => {
+        showSession(renewed);
+        scheduleRenewal();
+      })
+      .catch((error: unknown) => {
+        if (providerEndedSession(error) || (session.expiresAt?.getTime() ?? 0) <= Date.now()) {
+          void signOutEverywhere(null).then(() => {
+            location.hash = '#/sign-in';
+            replace(alert, h('p', {}, 'Your session at the identity provider has ended: sign in again.'));
+          });
+          return;
+        }
+        renewal = setTimeout(scheduleRenewal, 5_000);
+      });
+  }, delay);
+}
+
+/** Where the provider sends the tab back after sign-in (oidc.ts `callbackUrl`). */
+const CALLBACK_PATH = '/ui/callback';
+
+/** Loads the service's settings, finishes a sign-in the provider has sent the tab back from, then routes. */
+async function start(): Promise<void> {
+  await loadDashboardConfig();
+  const settings = oidcSettings();
+  let failure: string | null = null;
+  if (location.pathname === CALLBACK_PATH) {
+    const returned = new URL(location.href);
+    // The code and state leave the address bar (and the history) whatever happens next.
+    history.replaceState(null, '', '/ui/#/batches');
+    if (!settings) failure = 'This service offers no identity provider sign-in.';
+    else
+      await completeSignIn(settings, returned).catch((error: Error) => {
+        failure = error.message;
+        history.replaceState(null, '', '/ui/#/sign-in');
+      });
+  }
+  route();
+  if (failure) replace(alert, h('p', {}, failure));
+  scheduleRenewal();
+}
+
 onAuthError((error) => replace(alert, h('p', {}, error.message)));
 window.addEventListener('hashchange', () => {
   route();
+  scheduleRenewal();
   main.querySelector('h1')?.focus();
 });
-route();
+void start();

@@ -1,9 +1,58 @@
+import { oidcSettings } from '../dashboard-config.ts';
 import { h } from '../dom.ts';
+import { forgetProviderTokens, startSignIn } from '../oidc.ts';
 import { signIn } from '../session.ts';
 import type { View } from '../view.ts';
 
-/** Paste a bearer token; it is kept in this tab's sessionStorage only. */
+/**
+ * Sign in with the company's identity provider when the service names one (CONTRACT §11.9), or paste
+ * a bearer token (development, or a provider the page is not set up for). Either way the token is
+ * kept in this tab's sessionStorage only.
+ */
 export const signInView: View = (main) => {
+  main.append(h('h1', {}, 'Sign in'));
+  const settings = oidcSettings();
+  if (settings) {
+    const host = new URL(settings.issuer).host;
+    const error = h('p', { class: 'error', role: 'alert', id: 'oidc-error' });
+    const button = h(
+      'button',
+      {
+        type: 'button',
+        class: 'primary',
+        'aria-describedby': 'oidc-help oidc-error',
+        onclick: () => {
+          button.disabled = true;
+          error.textContent = '';
+          startSignIn(settings).catch((reason: Error) => {
+            error.textContent = reason.message;
+            button.disabled = false;
+          });
+        },
+      },
+      `Sign in with ${host}`,
+    );
+    main.append(
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'oidc-heading' },
+        h('h2', { id: 'oidc-heading' }, 'Company account'),
+        h(
+          'p',
+          { id: 'oidc-help', class: 'help' },
+          `Signs you in at your identity provider (${host}) and brings you back here; the session is renewed while you work.`,
+        ),
+        error,
+        button,
+      ),
+    );
+    button.focus();
+  }
+  main.append(pasteForm(settings === null));
+};
+
+/** The form that takes a pasted token. */
+function pasteForm(focus: boolean): HTMLElement {
   const error = h('p', { class: 'error', role: 'alert', id: 'token-error' });
   const input = h('textarea', {
     id: 'token',
@@ -22,6 +71,7 @@ export const signInView: View = (main) => {
         event.preventDefault();
         try {
           signIn(input.value);
+          forgetProviderTokens();
           input.value = '';
           location.hash = '#/batches';
         } catch (reason) {
@@ -41,6 +91,6 @@ export const signInView: View = (main) => {
     error,
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
   );
-  main.append(h('h1', {}, 'Sign in'), form);
-  input.focus();
-};
+  if (focus) queueMicrotask(() => input.focus());
+  return form;
+}
