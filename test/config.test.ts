@@ -138,3 +138,70 @@ void describe('one loader for every variable', () => {
     });
   });
 });
+
+void describe('UI_OIDC_* (the dashboard’s sign-in with an identity provider)', () => {
+  const JWKS = { AUTH_JWKS_URL: 'https://login.example.com/jwks' };
+  const ISSUER = 'https://login.example.com/realms/acme';
+
+  void test('unset, the dashboard offers pasting only; set, the scope defaults to openid', () => {
+    assert.equal(loadConfig({}).uiOidc, null);
+    assert.deepEqual(loadConfig({ ...JWKS, UI_OIDC_ISSUER: ISSUER, UI_OIDC_CLIENT_ID: 'catalog' }).uiOidc, {
+      issuer: ISSUER,
+      clientId: 'catalog',
+      scope: 'openid',
+    });
+    const local = loadConfig({
+      AUTH_JWT_PUBLIC_KEY: 'pem',
+      UI_OIDC_ISSUER: 'http://127.0.0.1:8080/',
+      UI_OIDC_CLIENT_ID: 'dev',
+      UI_OIDC_SCOPE: ' openid  catalog:read ',
+    }).uiOidc;
+    assert.deepEqual(local, {
+      issuer: 'http://127.0.0.1:8080/',
+      clientId: 'dev',
+      scope: 'openid catalog:read',
+    });
+  });
+
+  void test('each unusable setting refuses to start with a sentence naming it', () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [
+        { ...JWKS, UI_OIDC_ISSUER: ISSUER },
+        'UI_OIDC_ISSUER and UI_OIDC_CLIENT_ID go together: set both to offer OpenID Connect sign-in on /ui, or neither',
+      ],
+      [
+        { ...JWKS, UI_OIDC_CLIENT_ID: 'catalog' },
+        'UI_OIDC_ISSUER and UI_OIDC_CLIENT_ID go together: set both to offer OpenID Connect sign-in on /ui, or neither',
+      ],
+      [{ ...JWKS, UI_OIDC_SCOPE: 'openid' }, 'UI_OIDC_SCOPE needs UI_OIDC_ISSUER and UI_OIDC_CLIENT_ID'],
+      ...[
+        'http://login.example.com',
+        'login.example.com',
+        `${ISSUER}?x=1`,
+        'https://u:p@login.example.com',
+      ].map((issuer): [Record<string, string>, string] => [
+        { ...JWKS, UI_OIDC_ISSUER: issuer, UI_OIDC_CLIENT_ID: 'catalog' },
+        'UI_OIDC_ISSUER must be the identity provider’s issuer URL: https (plain http only on the loopback), without query, fragment or credentials',
+      ]),
+      [
+        { ...JWKS, UI_OIDC_ISSUER: ISSUER, UI_OIDC_CLIENT_ID: 'has space' },
+        'UI_OIDC_CLIENT_ID must be 1 to 200 printable ASCII characters without spaces',
+      ],
+      ...['profile email', 'openid "quoted"'].map((scope): [Record<string, string>, string] => [
+        { ...JWKS, UI_OIDC_ISSUER: ISSUER, UI_OIDC_CLIENT_ID: 'catalog', UI_OIDC_SCOPE: scope },
+        'UI_OIDC_SCOPE must be space-separated OAuth scopes including openid (e.g. "openid ingestions:read catalog:read")',
+      ]),
+      [
+        { UI_OIDC_ISSUER: ISSUER, UI_OIDC_CLIENT_ID: 'catalog' },
+        'UI_OIDC_ISSUER needs AUTH_JWKS_URL (or AUTH_JWT_PUBLIC_KEY): the API must verify the tokens the provider issues',
+      ],
+    ];
+    for (const [env, message] of cases) {
+      assert.throws(
+        () => loadConfig(env),
+        (error) => error instanceof ConfigError && error.message === message,
+        JSON.stringify(env),
+      );
+    }
+  });
+});

@@ -8,19 +8,54 @@ import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DASHBOARD_CSP } from '../../src/http/dashboard-route.ts';
+import { DASHBOARD_CSP, dashboardCsp } from '../../src/http/dashboard-route.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 let svc: TestService;
+/** The same service with OpenID Connect sign-in configured (CONTRACT §11.9). */
+let withOidc: TestService;
 let assets: string[];
+const OIDC = {
+  UI_OIDC_ISSUER: 'https://login.example.com/realms/acme',
+  UI_OIDC_CLIENT_ID: 'catalog-dashboard',
+  UI_OIDC_SCOPE: 'openid catalog:read',
+  AUTH_JWKS_URL: 'https://login.example.com/realms/acme/protocol/openid-connect/certs',
+};
 
 before(async () => {
   await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: ROOT });
   assets = await readdir(path.join(ROOT, 'dist', 'ui', 'assets'));
-  svc = await startTestService();
+  [svc, withOidc] = await Promise.all([startTestService(), startTestService(OIDC)]);
 });
-after(() => svc.stop());
+after(() => Promise.all([svc.stop(), withOidc.stop()]));
+
+test('/ui/config.json names the identity provider, or none; with one, the CSP lets the page call its origin', async () => {
+  const none = await svc.request({ method: 'GET', url: '/ui/config.json', token: null });
+  assert.equal(none.statusCode, 200);
+  assert.deepEqual(none.json(), { oidc: null });
+  assert.equal(none.headers['cache-control'], 'no-cache');
+  assertSecurityHeaders(none.headers);
+
+  const some = await withOidc.request({ method: 'GET', url: '/ui/config.json', token: null });
+  assert.equal(some.statusCode, 200);
+  assert.deepEqual(some.json(), {
+    oidc: { issuer: OIDC.UI_OIDC_ISSUER, clientId: 'catalog-dashboard', scope: 'openid catalog:read' },
+  });
+  const csp = dashboardCsp('https://login.example.com');
+  assert.equal(
+    csp,
+    DASHBOARD_CSP.replace("connect-src 'self'", "connect-src 'self' https://login.example.com"),
+  );
+  for (const url of ['/ui/config.json', '/ui/', '/ui/callback']) {
+    const res = await withOidc.request({ method: 'GET', url, token: null });
+    assert.equal(res.headers['content-security-policy'], csp, url);
+  }
+  assert.match(
+    (await withOidc.request({ method: 'GET', url: '/ui/callback', token: null })).body,
+    /<div id="app">/,
+  );
+});
 
 const SECURITY = {
   'content-security-policy': DASHBOARD_CSP,
