@@ -9,6 +9,7 @@ export const PROBLEMS = {
   unauthorized: { status: 401, title: 'Unauthorized' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'not-acceptable': { status: 406, title: 'Not acceptable' },
   conflict: { status: 409, title: 'Conflict' },
   'payload-too-large': { status: 413, title: 'Payload too large' },
@@ -77,6 +78,17 @@ export class UnauthorizedError extends AppError {
   constructor(detail: string, tokenSent: boolean) {
     super('unauthorized', detail);
     this.tokenSent = tokenSent;
+  }
+}
+
+/** A known path asked with a method it does not serve; `allow` lists those it does (the `Allow` header). */
+export class MethodNotAllowedError extends AppError {
+  constructor(
+    method: string,
+    path: string,
+    readonly allow: readonly string[],
+  ) {
+    super('method-not-allowed', `${path} does not serve ${method}; it serves ${allow.join(', ')}.`);
   }
 }
 

@@ -1,7 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, NotFoundError, ValidationError, type ProblemSlug } from '../errors/app-errors.ts';
+import {
+  AppError,
+  MethodNotAllowedError,
+  NotFoundError,
+  ValidationError,
+  type ProblemSlug,
+} from '../errors/app-errors.ts';
 import { instanceOf, problemBody, sendProblem } from './problem.ts';
 import { errorHeaders } from './error-headers.ts';
+import { trackAllowedMethods } from './method-not-allowed.ts';
 import { fieldErrorsFromAjv, type AjvLikeError } from '../validation/field-errors.ts';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailableReason } from '../db/database-unavailable.ts';
 
@@ -25,6 +32,7 @@ const REASONS: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
@@ -32,8 +40,20 @@ const REASONS: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Turns anything thrown while handling a request into an {@link AppError}; unknown errors are 500s. */
-export function toAppError(error: FastifyError | AppError | Error): AppError {
+const MIB = 1024 * 1024;
+const KIB = 1024;
+
+/** A byte count as people read it: `64 MiB (67108864 bytes)`. */
+function byteSize(bytes: number): string {
+  const rounded = bytes % MIB === 0 ? `${bytes / MIB} MiB` : bytes % KIB === 0 ? `${bytes / KIB} KiB` : null;
+  return rounded === null ? `${bytes} bytes` : `${rounded} (${bytes} bytes)`;
+}
+
+/**
+ * Turns anything thrown while handling a request into an {@link AppError}; unknown errors are 500s.
+ * `bodyLimit` is the route's, which a 413 names (CONTRACT §11.8).
+ */
+export function toAppError(error: FastifyError | AppError | Error, bodyLimit?: number): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fastifyError.validation) {
@@ -49,6 +69,12 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
     FST_ERR_CTP_EMPTY_JSON_BODY: ['malformed-json', 'The request body is empty.'],
     FST_ERR_CTP_INVALID_JSON_BODY: ['malformed-json', 'The request body is not valid JSON.'],
   };
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' && bodyLimit !== undefined) {
+    return new AppError(
+      'payload-too-large',
+      `The request body is larger than this operation accepts: at most ${byteSize(bodyLimit)}.`,
+    );
+  }
   const known = fastifyError.code ? byCode[fastifyError.code] : undefined;
   if (known) return new AppError(known[0], known[1]);
   if (fastifyError.statusCode === 413) {
@@ -110,6 +136,24 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
     return sendProblem(reply, { ...body, status: error.status });
   };
 
+  // A path some route serves, asked with another method, is a 405; no route means a 404. Either
+  // is answered before any route's token check, and whatever the body: a request no route takes
+  // is not read (its body's errors are not reported).
+  const allowedMethods = trackAllowedMethods(app);
+  const answerNoRoute = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = instanceOf(request);
+    const allow = allowedMethods(path);
+    if (allow.length === 0) {
+      return render(request, reply, new AppError('not-found', `No route for ${request.method} ${path}.`));
+    }
+    const error = new MethodNotAllowedError(request.method, path, allow);
+    // The analyzer's routes answer in their own shape (CONTRACT §8), their 405 too.
+    if (path === '/analysis' || path.startsWith('/analysis/')) {
+      return sendAnalysisError(reply.headers(errorHeaders(error)), error);
+    }
+    return render(request, reply, error);
+  };
+
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     // The body stopped before its end: the client hung up, or a drain cut a stalled upload. Node says
     // so with a socket error (ECONNRESET, "aborted") that reads like a lost database connection, but
@@ -118,7 +162,8 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
       request.log.info('the client closed the connection before its request was read whole');
       return render(request, reply, new AppError('validation-error', 'The request could not be read.'));
     }
-    const appError = toAppError(error);
+    if (request.is404) return answerNoRoute(request, reply);
+    const appError = toAppError(error, request.routeOptions.bodyLimit);
     // An AppError of 5xx (the key set unavailable) is an outage its source has already logged once.
     const unavailable = databaseUnavailableReason(error);
     if (unavailable !== null) request.log.warn({ reason: unavailable }, 'database unavailable: answered 503');
@@ -127,11 +172,5 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
     return render(request, reply, appError);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    render(
-      request,
-      reply,
-      new AppError('not-found', `No route for ${request.method} ${instanceOf(request)}.`),
-    ),
-  );
+  app.setNotFoundHandler(answerNoRoute);
 }

@@ -1,4 +1,5 @@
 import {
+  MethodNotAllowedError,
   RateLimitedError,
   UnauthorizedError,
   UnsupportedContentEncodingError,
@@ -15,7 +16,7 @@ export function rateLimitHeaders(quota: RateLimitQuota): Record<string, string> 
   };
 }
 
-/** The response headers an error's meaning calls for (CONTRACT §2, §8). */
+/** The response headers an error's meaning calls for (CONTRACT §2, §8, §11.8). */
 export function errorHeaders(error: AppError): Record<string, string> {
   const headers: Record<string, string> = {};
   if (error instanceof UnauthorizedError) {
@@ -25,5 +26,7 @@ export function errorHeaders(error: AppError): Record<string, string> {
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   // A 415 for a content coding says which codings are accepted.
   if (error instanceof UnsupportedContentEncodingError) headers['accept-encoding'] = 'identity';
+  // A 405 lists the methods the path serves (RFC 9110 §15.5.6).
+  if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ');
   return headers;
 }

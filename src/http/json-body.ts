@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError, UnsupportedContentEncodingError, ValidationError } from '../errors/app-errors.ts';
-import { JsonTooDeepError, outlineJson } from './json-outline.ts';
+import { JsonSyntaxError, JsonTooDeepError, lineAndColumn, outlineJson } from './json-outline.ts';
 
 /** Deepest JSON nesting a body may have (CONTRACT §2); deeper bodies are refused before storage. */
 export const MAX_JSON_DEPTH = 64;
@@ -30,6 +30,24 @@ declare module 'fastify' {
      */
     bodyOutline?: boolean;
   }
+}
+
+/** Where a body stops being JSON (CONTRACT §11.8: line and column, 1-based), and what is there. */
+function malformedJsonDetail(bytes: Buffer, error: unknown): string {
+  if (!(error instanceof JsonSyntaxError)) return 'The request body is not valid JSON.';
+  const { line, column } = lineAndColumn(bytes, error.offset);
+  const where = `line ${line}, column ${column}`;
+  if (error.offset >= bytes.length) return `The request body is not valid JSON: it ends early, at ${where}.`;
+  const codePoint = bytes
+    .subarray(error.offset, error.offset + 4)
+    .toString('utf8')
+    .codePointAt(0)!;
+  // A control character, a space or a byte order mark shows as its code point; anything else as itself.
+  const what =
+    codePoint <= 0x20 || (codePoint >= 0x7f && codePoint <= 0xa0) || codePoint === 0xfeff
+      ? `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`
+      : `'${String.fromCodePoint(codePoint)}'`;
+  return `The request body is not valid JSON: unexpected character ${what} at ${where}.`;
 }
 
 /**
@@ -70,7 +88,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
             new ValidationError([
               { field: error.member ?? 'items', code: 'out_of_range', message: error.message },
             ])
-          : new AppError('malformed-json', 'The request body is not valid JSON.'),
+          : new AppError('malformed-json', malformedJsonDetail(bytes, error)),
         undefined,
       );
       return;

@@ -5,8 +5,29 @@
  * accepts (RFC 8259) and returns the body's outline instead of its value.
  */
 
-/** The text is not JSON. */
-export class JsonSyntaxError extends Error {}
+/** The text is not JSON; `offset` is the byte where it stops being JSON (the length: it ended early). */
+export class JsonSyntaxError extends Error {
+  constructor(readonly offset: number) {
+    super(`Not JSON from byte ${offset}`);
+  }
+}
+
+/**
+ * The 1-based line and column of byte `offset` of UTF-8 `bytes`, as an editor shows them: lines
+ * end at `\n`, and a column counts characters, not bytes.
+ */
+export function lineAndColumn(bytes: Uint8Array, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = bytes.indexOf(0x0a); i !== -1 && i < offset; i = bytes.indexOf(0x0a, i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  let column = 1;
+  // Continuation bytes (10xxxxxx) belong to the character before them.
+  for (let i = lineStart; i < offset; i++) if ((bytes[i]! & 0xc0) !== 0x80) column++;
+  return { line, column };
+}
 
 /** The text is JSON but nests containers deeper than allowed. */
 export class JsonTooDeepError extends Error {
@@ -56,8 +77,8 @@ interface Member {
 }
 
 /*
- * The scanning functions take a position and return the position after what they scanned, or -1
- * where the text stops being JSON. Positions live in locals rather than in a shared closure
+ * The scanning functions take a position and return the position after what they scanned, or, where
+ * the text stops being JSON, that position's bitwise complement (`~at`, always negative). Positions live in locals rather than in a shared closure
  * variable so that the byte loops stay in registers: that makes the scan several times faster.
  */
 
@@ -76,17 +97,17 @@ function scanString(bytes: Uint8Array, i: number): number {
       const next = bytes[i + 1] ?? -1;
       if (SIMPLE_ESCAPES.has(next)) i += 2;
       else if (next === 0x75) {
-        for (let k = 2; k < 6; k++) if (!isHexDigit(bytes[i + k] ?? -1)) return -1;
+        for (let k = 2; k < 6; k++) if (!isHexDigit(bytes[i + k] ?? -1)) return ~Math.min(i + k, n);
         i += 6;
-      } else return -1;
-    } else if (b < 0x20) return -1;
+      } else return ~Math.min(i + 1, n);
+    } else if (b < 0x20) return ~i;
     else i++;
   }
-  return -1;
+  return ~n;
 }
 
 function scanDigits(bytes: Uint8Array, i: number): number {
-  if (!isDigit(bytes[i] ?? -1)) return -1;
+  if (!isDigit(bytes[i] ?? -1)) return ~i;
   while (i < bytes.length && isDigit(bytes[i]!)) i++;
   return i;
 }
@@ -94,8 +115,8 @@ function scanDigits(bytes: Uint8Array, i: number): number {
 function scanNumber(bytes: Uint8Array, i: number): number {
   if (bytes[i] === MINUS) i++;
   if (bytes[i] === ZERO) i++;
-  else if ((i = scanDigits(bytes, i)) < 0) return -1;
-  if (bytes[i] === DOT && (i = scanDigits(bytes, i + 1)) < 0) return -1;
+  else if ((i = scanDigits(bytes, i)) < 0) return i;
+  if (bytes[i] === DOT && (i = scanDigits(bytes, i + 1)) < 0) return i;
   if (bytes[i] === 0x65 || bytes[i] === 0x45) {
     i++;
     if (bytes[i] === PLUS || bytes[i] === MINUS) i++;
@@ -168,7 +189,7 @@ export function outlineJson(
   let member: Member | null = null;
 
   const fail = (at: number): never => {
-    throw new JsonSyntaxError(at >= 0 && at < n ? `Unexpected byte at position ${at}` : 'Unexpected JSON');
+    throw new JsonSyntaxError(Math.min(at, n));
   };
 
   /** Scans an object's key and its colon from `at`; a key of the top-level object is decoded. */
@@ -176,7 +197,7 @@ export function outlineJson(
     at = skipWhitespace(bytes, at);
     if (bytes[at] !== QUOTE) fail(at);
     const end = scanString(bytes, at);
-    if (end < 0) fail(end);
+    if (end < 0) fail(~end);
     if (stack.depth === 1) key = JSON.parse(new TextDecoder().decode(bytes.subarray(at, end + 1))) as string;
     at = skipWhitespace(bytes, end + 1);
     if (bytes[at] !== COLON) fail(at);
@@ -218,11 +239,11 @@ export function outlineJson(
     } else if (b === QUOTE) {
       noteValue('');
       const end = scanString(bytes, i);
-      if (end < 0) fail(end);
+      if (end < 0) fail(~end);
       i = end + 1;
     } else if (b === MINUS || isDigit(b)) {
       noteValue(0);
-      if ((i = scanNumber(bytes, i)) < 0) fail(i);
+      if ((i = scanNumber(bytes, i)) < 0) fail(~i);
     } else {
       const literal = LITERALS[b] ?? fail(i);
       for (let k = 0; k < literal.length; k++) if (bytes[i + k] !== literal[k]) fail(i + k);

@@ -11,6 +11,8 @@ const EXPLANATIONS: Record<ProblemSlug, string> = {
   forbidden:
     'The token is valid but does not allow this operation: it names no tenant, or lacks the scope the operation needs.',
   'not-found': 'There is no such resource for your tenant. Ids of other tenants are answered the same way.',
+  'method-not-allowed':
+    'The path exists but does not serve this method. The Allow header lists the methods it serves (HEAD wherever GET is); GET /openapi.json describes every operation.',
   'not-acceptable':
     'The Accept header names no media type this operation answers with. The catalog export (GET /products/export) is NDJSON, application/x-ndjson, also sent for no Accept, */* or application/json; the detail lists the types available. Send one of those, or no Accept header.',
   conflict:

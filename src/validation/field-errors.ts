@@ -1,7 +1,7 @@
 import { HTTPS_URL_FORMAT } from '../catalog/product-schema.ts';
 import { isAbsoluteUri } from './uri-format.ts';
 import type { FieldError } from './item-errors.ts';
-import { suggestEnumValue } from './enum-suggestion.ts';
+import { closestEnumValues } from './enum-suggestion.ts';
 
 /** The part of an Ajv error this module reads (Ajv and Fastify's validation errors both fit). */
 export interface AjvLikeError {
@@ -48,6 +48,35 @@ function typeText(type: unknown): string {
   return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' or ');
 }
 
+/** Enumerations up to this size are listed whole in an error; larger ones are named (CONTRACT §11.8). */
+export const LISTED_ENUM_MAX = 12;
+
+const quoted = (values: readonly unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
+
+/**
+ * The message for a value outside an enumeration: a short enumeration is listed whole, with the
+ * value most likely meant; a long one is named, with up to 3 values closest to what was sent
+ * (its full list is the field's `enum` in the OpenAPI document).
+ */
+export function enumMessage(
+  label: string,
+  name: string | undefined,
+  allowed: readonly unknown[],
+  sent: unknown,
+) {
+  const values = `the ${name ?? 'allowed'} values (exact, case-sensitive)`;
+  if (allowed.length <= LISTED_ENUM_MAX) {
+    const [meant] = closestEnumValues(sent, allowed, 1);
+    const hint = meant === undefined ? '.' : `; did you mean ${JSON.stringify(meant)}?`;
+    return `${label} must be one of ${values}: ${quoted(allowed)}${hint}`;
+  }
+  const closest = closestEnumValues(sent, allowed, 3);
+  const hint =
+    closest.length === 0 ? '' : `; the closest ${closest.length === 1 ? 'is' : 'are'} ${quoted(closest)}`;
+  const where = `${allowed.length} values, listed in GET /openapi.json`;
+  return `${label} must be one of the ${name ?? 'allowed'} values (exact, case-sensitive; ${where})${hint}.`;
+}
+
 /** Maps one Ajv error onto the contract's codes, or `null` for errors another one already covers. */
 function mapError(error: AjvLikeError): FieldError | null {
   const path = pathFromPointer(error.instancePath);
@@ -68,13 +97,7 @@ function mapError(error: AjvLikeError): FieldError | null {
       const description = error.parentSchema?.description;
       const name = typeof description === 'string' ? description : undefined;
       const allowed = Array.isArray(p.allowedValues) ? (p.allowedValues as unknown[]) : [];
-      const meant = suggestEnumValue(error.data, allowed);
-      const hint = meant === null ? '.' : `; did you mean ${JSON.stringify(meant)}?`;
-      return {
-        field: path,
-        code: 'invalid_value',
-        message: `${label} must be one of the ${name ?? 'allowed'} values (exact, case-sensitive)${hint}`,
-      };
+      return { field: path, code: 'invalid_value', message: enumMessage(label, name, allowed, error.data) };
     }
     case 'format':
       if (p.format === HTTPS_URL_FORMAT && typeof error.data === 'string' && isAbsoluteUri(error.data)) {

@@ -55,7 +55,7 @@ void describe('npm run ingest: items the service refuses on their own', () => {
             field: '',
             code: 'payload_too_large',
             message:
-              'The item alone is larger than the service accepts: 413 The request body is larger than this operation accepts.',
+              'The item alone is larger than the service accepts: 413 The request body is larger than this operation accepts: at most 32 MiB (33554432 bytes).',
           },
         ],
       },

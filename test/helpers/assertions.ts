@@ -5,7 +5,7 @@ import type { TestService } from './test-service.ts';
 /** What the tests assert about answers and stored state, and the API walks they assert on. */
 
 /**
- * The problem types of CONTRACT §2 and §10, with the status and title each one answers with. Written
+ * The problem types of CONTRACT §2, §10 and §11, with the status and title each one answers with. Written
  * out here rather than imported from `src/errors/app-errors.ts` on purpose: the tests hold the
  * contract's table, so a changed title or status in the service fails them.
  */
@@ -15,6 +15,7 @@ export const PROBLEM_TYPES = {
   unauthorized: { status: 401, title: 'Unauthorized' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'not-acceptable': { status: 406, title: 'Not acceptable' },
   conflict: { status: 409, title: 'Conflict' },
   'payload-too-large': { status: 413, title: 'Payload too large' },

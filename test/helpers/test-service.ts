@@ -18,7 +18,7 @@ export interface TestService {
   token(tenant: string, options?: { scope?: string; ttlSeconds?: number }): Promise<string>;
   /** Calls the app in process (Fastify inject); `json` is sent as application/json. */
   request(options: {
-    method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
     url: string;
     token?: string | null;
     json?: unknown;

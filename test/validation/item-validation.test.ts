@@ -701,7 +701,11 @@ void test('an enumeration value off only in case or spacing suggests the exact o
     product({ style: 'Victorian', variants: [variant({ color: 'NAVY' })] }),
   ];
   const { errors } = await ingestAndRead(svc, token, items);
-  const exact = 'values (exact, case-sensitive)';
+  // Up to 12 values are listed whole (CONTRACT §11.8); longer enumerations are named, with the closest.
+  const styles = `values (exact, case-sensitive): ${FURNITURE_STYLES.map((v) => JSON.stringify(v)).join(', ')}`;
+  const types = `values (exact, case-sensitive): ${FURNITURE_TYPES.map((v) => JSON.stringify(v)).join(', ')}`;
+  const named = (count: number) =>
+    `values (exact, case-sensitive; ${count} values, listed in GET /openapi.json)`;
   assert.deepEqual(
     errors.map((r) => [r.index, r.errors]),
     [
@@ -711,7 +715,7 @@ void test('an enumeration value off only in case or spacing suggests the exact o
           {
             field: 'style',
             code: 'invalid_value',
-            message: `style must be one of the FurnitureStyle ${exact}; did you mean "Mid-Century Modern"?`,
+            message: `style must be one of the FurnitureStyle ${styles}; did you mean "Mid-Century Modern"?`,
           },
         ],
       ],
@@ -721,12 +725,12 @@ void test('an enumeration value off only in case or spacing suggests the exact o
           {
             field: 'type',
             code: 'invalid_value',
-            message: `type must be one of the FurnitureType ${exact}; did you mean "Sofas & Loveseats"?`,
+            message: `type must be one of the FurnitureType ${types}; did you mean "Sofas & Loveseats"?`,
           },
           {
             field: 'sub_type',
             code: 'invalid_value',
-            message: `sub_type must be one of the FurnitureSubType ${exact}; did you mean "Sofa"?`,
+            message: `sub_type must be one of the FurnitureSubType ${named(FURNITURE_SUB_TYPES.length)}; the closest are "Sofa", "Sofa Bed", "Sofa Table".`,
           },
         ],
       ],
@@ -736,12 +740,12 @@ void test('an enumeration value off only in case or spacing suggests the exact o
           {
             field: 'style',
             code: 'invalid_value',
-            message: `style must be one of the FurnitureStyle ${exact}.`,
+            message: `style must be one of the FurnitureStyle ${styles}.`,
           },
           {
             field: 'variants[0].color',
             code: 'invalid_value',
-            message: `variants[0].color must be one of the FurnitureColor ${exact}; did you mean "Navy"?`,
+            message: `variants[0].color must be one of the FurnitureColor ${named(FURNITURE_COLORS.length)}; the closest is "Navy".`,
           },
         ],
       ],
