@@ -20,8 +20,10 @@ import { catalogRoutes } from '../catalog/catalog.routes.ts';
 import type { WebhookService } from '../webhooks/webhook.service.ts';
 import { webhookRoutes } from '../webhooks/webhook.routes.ts';
 import { healthRoutes, type ReadinessCheck } from '../observability/health.routes.ts';
+import { RequestLog } from '../observability/request-log.ts';
 import { clientErrorHandler } from './client-error.ts';
 import { dashboardRoute } from './dashboard-route.ts';
+import { faviconRoute } from './favicon.ts';
 import { frameworkErrorHandler, registerErrorHandler } from './error-handler.ts';
 import { registerJsonBodyParser } from './json-body.ts';
 import { problemPages } from './problem-pages.ts';
@@ -83,6 +85,8 @@ function drainConnectionsOnClose(app: FastifyInstance): void {
 function createBaseApp({ config, metrics, logger }: BaseDependencies) {
   const app = Fastify({
     logger: logger ?? false,
+    // One line per request instead of two (request-log.ts).
+    logController: new RequestLog(),
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
@@ -156,6 +160,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(healthRoutes, { checks: deps.readiness, metrics: deps.metrics });
   await app.register(problemPages);
   await app.register(dashboardRoute, { oidc: config.uiOidc });
+  await app.register(faviconRoute);
   await app.register(ingestionRoutes, {
     ingestion: deps.ingestion,
     errorReports: deps.errorReports,

@@ -1,4 +1,4 @@
-import type { FastifyInstance, LogLevel } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { documented } from '../http/schemas.ts';
 import type { Metrics } from './metrics.ts';
@@ -15,27 +15,19 @@ const ReadyBody = Type.Object({
   checks: Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.Literal('failing')])),
 });
 
-/**
- * Probes and scrapes come every few seconds: at the default `info` their request lines would drown
- * the log, so these routes log at `warn` then. Any other level is kept as configured (`debug` shows
- * them, `error` and `silent` stay quieter).
- */
-function probeLogLevel(configured: string): LogLevel {
-  return configured === 'info' ? 'warn' : (configured as LogLevel);
-}
 /** `/healthz` (the process answers), `/readyz` (its dependencies answer) and `/metrics`. */
 export async function healthRoutes(
   app: FastifyInstance,
   { checks, metrics }: { checks: ReadinessCheck[]; metrics: Metrics },
 ): Promise<void> {
-  const logLevel = probeLogLevel(app.log.level);
   // Readiness is logged when it changes, not on every probe: once when a check starts failing
   // (with why), once when all pass again.
   let wasReady: boolean | undefined;
   app.get(
     '/healthz',
     {
-      logLevel,
+      // Probes come every few seconds: their request lines are logged at debug.
+      config: { routineRequests: true },
       schema: {
         tags: ['operations'],
         security: [],
@@ -48,7 +40,8 @@ export async function healthRoutes(
   app.get(
     '/readyz',
     {
-      logLevel,
+      // Probes come every few seconds: their request lines are logged at debug.
+      config: { routineRequests: true },
       schema: {
         tags: ['operations'],
         security: [],
@@ -77,9 +70,13 @@ export async function healthRoutes(
     },
   );
 
-  app.get('/metrics', { logLevel, schema: { hide: true } }, async (_request, reply) => {
-    return reply.type(metrics.registry.contentType).send(await metrics.render());
-  });
+  app.get(
+    '/metrics',
+    { config: { routineRequests: true }, schema: { hide: true } },
+    async (_request, reply) => {
+      return reply.type(metrics.registry.contentType).send(await metrics.render());
+    },
+  );
 }
 
 /**

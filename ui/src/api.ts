@@ -1,3 +1,4 @@
+import { isPolling } from './poller.ts';
 import { currentSession } from './session.ts';
 
 /** A call the service refused or could not answer, with a sentence a person can act on. */
@@ -64,6 +65,8 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   const session = currentSession();
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   if (session) headers.authorization = `Bearer ${session.token}`;
+  // Polling is logged at debug by the service (its request log), so its info log shows what people did.
+  if (isPolling()) headers['x-poll'] = '1';
   let body = options.body;
   if (options.json !== undefined) body = JSON.stringify(options.json);
   if (body !== undefined) headers['content-type'] = 'application/json';

@@ -16,6 +16,18 @@ export const LIVE_POLLING: PollTiming = { firstMs: 500, runningMaxMs: 2000, maxM
 /** What a poll found: a change, nothing new while something runs, nothing new at all, or the end. */
 export type PollOutcome = 'changed' | 'running' | 'same' | 'done';
 
+/** Ticks now running: their requests are the polling's (see `isPolling`). */
+let ticksRunning = 0;
+
+/**
+ * Whether a poll's tick is running, so that the requests made now are polling (api.ts marks them
+ * for the service, which logs them at debug). A click answered while a tick waits is marked too:
+ * only its log line's level is affected.
+ */
+export function isPolling(): boolean {
+  return ticksRunning > 0;
+}
+
 /**
  * Calls `tick` repeatedly until it returns 'done' or the returned stop function is called. The delay
  * starts at `firstMs`, grows by `factor` (up to `runningMaxMs` or `maxMs`) each time `tick` reports
@@ -35,7 +47,10 @@ export function poll(tick: () => Promise<PollOutcome>, timing: PollTiming = LIVE
       document.addEventListener('visibilitychange', resume, { once: true });
       return;
     }
-    const outcome = await tick().catch(() => 'same' as const);
+    ticksRunning++;
+    const outcome = await tick()
+      .catch(() => 'same' as const)
+      .finally(() => ticksRunning--);
     if (stopped || outcome === 'done') return;
     const ceiling = outcome === 'running' ? timing.runningMaxMs : timing.maxMs;
     delay = outcome === 'changed' ? timing.firstMs : Math.min(ceiling, delay * timing.factor);
