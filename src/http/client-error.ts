@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ProblemSlug } from '../errors/app-errors.ts';
@@ -18,6 +18,9 @@ interface HttpSocket extends Socket {
 /** How long an answer may wait to be read before its connection is cut. */
 const UNREAD_ANSWER_MS = 5_000;
 
+/** What Node's parser takes of a body's chunk extensions (llhttp's fixed limit, 16 KiB), which a 413 names. */
+const CHUNK_EXTENSIONS_LIMIT = 16 * 1024;
+
 /** Node's status for each parser error (lib/_http_server.js), with the closed slug that fits it. */
 function answerFor(code: string): { status: number; slug: ProblemSlug; detail: string } {
   switch (code) {
@@ -28,13 +31,13 @@ function answerFor(code: string): { status: number; slug: ProblemSlug; detail: s
       return {
         status: 431,
         slug: 'payload-too-large',
-        detail: 'The request header fields are larger than this server accepts.',
+        detail: `The request header fields are larger than this server accepts: at most ${maxHeaderSize} bytes in all.`,
       };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return {
         status: 413,
         slug: 'payload-too-large',
-        detail: 'The chunk extensions of the request body are larger than this server accepts.',
+        detail: `The chunk extensions of the request body are larger than this server accepts: at most ${CHUNK_EXTENSIONS_LIMIT} bytes in all.`,
       };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return {

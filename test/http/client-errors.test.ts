@@ -97,7 +97,7 @@ void test('a header block over Node’s 16 KiB limit answers 431 payload-too-lar
     type: 'http://service.test/problems/payload-too-large',
     title: 'Payload too large',
     status: 431,
-    detail: 'The request header fields are larger than this server accepts.',
+    detail: 'The request header fields are larger than this server accepts: at most 16384 bytes in all.',
     instance: '/',
   });
   assert.notEqual(answer.headers['x-request-id'], 'mine');
@@ -147,7 +147,8 @@ void test('chunk extensions over Node’s 16 KiB limit answer 413 payload-too-la
     type: 'http://service.test/problems/payload-too-large',
     title: 'Payload too large',
     status: 413,
-    detail: 'The chunk extensions of the request body are larger than this server accepts.',
+    detail:
+      'The chunk extensions of the request body are larger than this server accepts: at most 16384 bytes in all.',
     instance: '/products/ingestions',
   });
 });
