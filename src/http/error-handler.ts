@@ -143,7 +143,8 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
   const answerNoRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const path = instanceOf(request);
     const allow = allowedMethods(path);
-    if (allow.length === 0) {
+    // A route that takes this method and finds nothing (a missing static file) is a 404 too.
+    if (allow.length === 0 || allow.includes(request.method)) {
       return render(request, reply, new AppError('not-found', `No route for ${request.method} ${path}.`));
     }
     const error = new MethodNotAllowedError(request.method, path, allow);
