@@ -33,6 +33,7 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
     errorReports: unused('the error reports'),
     preview: unused('the preview service'),
     catalog: unused('the catalog service'),
+    exports: unused('the export service'),
     webhooks: unused('the webhook service'),
     readiness: [],
     extraRoutes: [analysisRoutes({ analysis: unused('the analyzer'), authorize })],
