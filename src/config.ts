@@ -59,6 +59,8 @@ export interface Config {
      * 0 keeps them for ever. The catalog is never deleted.
      */
     batchRetentionDays: number;
+    /** Days a product's history entry is kept (CONTRACT §11.3); 0 keeps them for ever. */
+    historyRetentionDays: number;
   };
   analysis: AnalysisConfig & {
     /** Whether this API process loads the vision model and serves the analysis route. */
@@ -98,6 +100,8 @@ export const DEFAULT_WORKER_POLL_MS = 500;
 
 /** How long an ended batch can still be read unless `BATCH_RETENTION_DAYS` says otherwise. */
 export const DEFAULT_BATCH_RETENTION_DAYS = 30;
+/** How long a product's history entry is kept unless `HISTORY_RETENTION_DAYS` says otherwise (§11.3). */
+export const DEFAULT_HISTORY_RETENTION_DAYS = 90;
 
 /** The retry delays of webhook deliveries unless `WEBHOOK_RETRY_SCHEDULE` says otherwise (CONTRACT §10.1). */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
@@ -188,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: integer(env, 'WORKER_POLL_MS', DEFAULT_WORKER_POLL_MS, 500, 30_000),
       thread: workerThread(env, serviceRole),
       batchRetentionDays: integer(env, 'BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 0, 36_500),
+      historyRetentionDays: integer(env, 'HISTORY_RETENTION_DAYS', DEFAULT_HISTORY_RETENTION_DAYS, 0, 36_500),
     },
     analysis: {
       enabled: flag(env, 'ANALYSIS_ENABLED', true),

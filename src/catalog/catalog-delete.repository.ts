@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import { laterThan } from './catalog.repository.ts';
+import type { VariantRow } from './merge-items.ts';
 
 /** SQL of the catalog's deletes (CONTRACT §10.5). */
 
@@ -46,24 +47,29 @@ export async function countVariants(
  * variant's sku and brand out of its search document (migration 013). The product a
  * client reads has changed, and one that syncs by `updated_at` must see it. The time is the clock's at
  * this statement, which runs under the product's row lock, and always later than the stored one
- * (`laterThan`, which the chunks' upsert uses too).
+ * (`laterThan`, which the chunks' upsert uses too). Returns the deleted row (for the product's
+ * history), or null when there was none.
  */
 export async function deleteVariant(
   tx: Queryable,
   key: { tenantId: string; externalId: string; sku: string },
-): Promise<void> {
-  await tx.query(
+): Promise<VariantRow | null> {
+  const rows = await tx.query<VariantRow>(
     `WITH gone AS (
-       DELETE FROM variants WHERE tenant_id = $1 AND sku = $2 AND external_id = $3 RETURNING 1
+       DELETE FROM variants WHERE tenant_id = $1 AND sku = $2 AND external_id = $3
+       RETURNING sku, external_id, name, item_url, depth, height, width, weight, color, price, brand, images
+     ), touched AS (
+       UPDATE products SET updated_at = ${laterThan('updated_at', "date_trunc('milliseconds', clock_timestamp())")},
+         search = (
+           -- This statement's snapshot still holds the deleted variant: the document leaves it out.
+           SELECT catalog_search_document(products.external_id, products.name, string_agg(v.sku, ' '),
+                                          string_agg(DISTINCT v.brand, ' '))
+           FROM variants v WHERE v.tenant_id = $1 AND v.external_id = $3 AND v.sku <> $2
+         )
+       WHERE tenant_id = $1 AND external_id = $3 AND EXISTS (SELECT 1 FROM gone)
      )
-     UPDATE products SET updated_at = ${laterThan('updated_at', "date_trunc('milliseconds', clock_timestamp())")},
-       search = (
-         -- This statement's snapshot still holds the deleted variant: the document leaves it out.
-         SELECT catalog_search_document(products.external_id, products.name, string_agg(v.sku, ' '),
-                                        string_agg(DISTINCT v.brand, ' '))
-         FROM variants v WHERE v.tenant_id = $1 AND v.external_id = $3 AND v.sku <> $2
-       )
-     WHERE tenant_id = $1 AND external_id = $3 AND EXISTS (SELECT 1 FROM gone)`,
+     SELECT * FROM gone`,
     [key.tenantId, key.sku, key.externalId],
   );
+  return rows[0] ?? null;
 }

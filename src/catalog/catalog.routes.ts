@@ -3,7 +3,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Authorize } from '../http/authorize.ts';
 import { principalOf } from '../http/authorize.ts';
 import { SCOPES } from '../auth/verify-token.ts';
-import { deleteSchema, readSchema } from '../http/schemas.ts';
+import { deleteSchema, documented, problemResponses, readSchema } from '../http/schemas.ts';
+import { HistoryPage, HistoryQuery } from './history.schemas.ts';
 import { PageQuery, PageSchema } from '../pagination/page.ts';
 import { ProductView } from './product-schema.ts';
 import type { CatalogService } from './catalog.service.ts';
@@ -35,7 +36,10 @@ const ProductPage = Type.Object(
   { additionalProperties: false, title: 'ProductPage' },
 );
 
-/** `GET /products` and `GET /products/{external_id}` (CONTRACT §9), and the deletes (§10.5). */
+/**
+ * `GET /products` and `GET /products/{external_id}` (CONTRACT §9), the deletes (§10.5) and a
+ * product's history (§11.3).
+ */
 export async function catalogRoutes(
   app: FastifyInstance,
   { catalog, authorize }: { catalog: CatalogService; authorize: Authorize },
@@ -81,6 +85,28 @@ export async function catalogRoutes(
     },
     async (request) => catalog.getProduct(principalOf(request).tenantId, request.params.external_id),
   );
+  app.get<{ Params: Static<typeof ProductParams>; Querystring: Static<typeof HistoryQuery> }>(
+    '/products/:external_id/history',
+    {
+      onRequest: authorize(SCOPES.catalogRead),
+      schema: {
+        tags,
+        summary: 'List the recorded changes of a product, newest first',
+        params: ProductParams,
+        querystring: HistoryQuery,
+        response: {
+          200: documented('A page of the product’s history, newest first', HistoryPage),
+          ...problemResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { limit = 100, cursor } = request.query;
+      const tenantId = principalOf(request).tenantId;
+      return catalog.listHistory(tenantId, request.params.external_id, { limit, cursor });
+    },
+  );
+
   app.delete<{ Params: Static<typeof ProductParams> }>(
     '/products/:external_id',
     {

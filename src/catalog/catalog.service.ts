@@ -7,6 +7,9 @@ import { countVariants, deleteProduct, deleteVariant, lockProduct } from './cata
 import type { ProductView } from './product-schema.ts';
 import type { SearchCriteria } from './catalog-search.repository.ts';
 import { searchCatalog, type SearchPage } from './catalog-search.service.ts';
+import { variantValue } from './catalog-diff.ts';
+import { insertHistory, listHistory, productIsKnown } from './history.repository.ts';
+import type { HistoryEntry } from './history.schemas.ts';
 
 /** What a catalog delete removed, for metrics. */
 export type DeleteTarget = 'product' | 'variant';
@@ -31,11 +34,23 @@ export interface CatalogService {
     criteria: SearchCriteria,
     page: { limit: number; cursor?: string },
   ): Promise<SearchPage>;
+  /**
+   * A page of a product's history, newest first (CONTRACT §11.3); 404 when the tenant never stored
+   * the product (it has neither the product nor history of it).
+   */
+  listHistory(
+    tenantId: string,
+    externalId: string,
+    query: { limit: number; cursor?: string },
+  ): Promise<Page<HistoryEntry>>;
   /** Deletes a product and its variants at once; 404 when the tenant has no such product. */
   deleteProduct(tenantId: string, externalId: string): Promise<void>;
   /** Deletes one variant; 404 when the product has no such sku, 409 when it is the last one. */
   deleteVariant(tenantId: string, externalId: string, sku: string): Promise<void>;
 }
+
+/** A change made through the API rather than by a batch: no batch, no item, no label. */
+const apiSource = (tenantId: string) => ({ tenantId, batchId: null, label: null });
 
 // U+0000 cannot be stored (items holding it are refused), and PostgreSQL text cannot hold it.
 const storable = (key: string) => !key.includes('\u0000');
@@ -87,10 +102,30 @@ export function createCatalogService({
 
     searchProducts: (tenantId, criteria, page) => searchCatalog(db, tenantId, criteria, page),
 
-    async deleteProduct(tenantId, externalId) {
-      if (!storable(externalId) || !(await deleteProduct(db, tenantId, externalId))) {
+    async listHistory(tenantId, externalId, { limit, cursor }) {
+      const scope = 'product-history';
+      const beforeN = cursor === undefined ? null : decodeCursor<number>(cursor, scope, 'number');
+      if (!storable(externalId) || !(await productIsKnown(db, tenantId, externalId))) {
         throw new NotFoundError('No product with this external_id.');
       }
+      const rows = await listHistory(db, { tenantId, externalId, beforeN, limit: limit + 1 });
+      const data = rows
+        .slice(0, limit)
+        .map(({ n: _n, label, ...entry }) => (label === null ? entry : { ...entry, label }));
+      const last = rows[limit - 1];
+      return { data, next_cursor: rows.length > limit && last ? encodeCursor(scope, last.n) : null };
+    },
+
+    async deleteProduct(tenantId, externalId) {
+      await db.transaction(async (tx) => {
+        if (!storable(externalId) || !(await deleteProduct(tx, tenantId, externalId))) {
+          throw new NotFoundError('No product with this external_id.');
+        }
+        // Under the delete's row lock, as every writer of the product's history (§11.3).
+        await insertHistory(tx, apiSource(tenantId), [
+          { external_id: externalId, ordinal: 1, action: 'delete', item_index: null, diff: [] },
+        ]);
+      });
       onDeleted?.('product');
     },
 
@@ -108,7 +143,12 @@ export function createCatalogService({
         if (variants.count === 1) {
           throw new ConflictError('This is the product’s last variant; delete the product instead.');
         }
-        await deleteVariant(tx, key);
+        const gone = await deleteVariant(tx, key);
+        if (!gone) throw new Error('a variant counted under its product’s lock was not there to delete');
+        const diff = [{ path: 'variants', op: 'remove' as const, sku, from: variantValue(gone) }];
+        await insertHistory(tx, apiSource(tenantId), [
+          { external_id: externalId, ordinal: 1, action: 'update', item_index: null, diff },
+        ]);
       });
       onDeleted?.('variant');
     },

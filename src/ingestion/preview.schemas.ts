@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DiffElementSchema } from '../catalog/diff.schemas.ts';
 import { FieldErrorSchema } from '../validation/item-errors.ts';
 import { StringEnum } from '../validation/string-enum.ts';
 
@@ -6,7 +7,7 @@ import { StringEnum } from '../validation/string-enum.ts';
 export const PREVIEW_ACTIONS = ['create', 'update', 'unchanged', 'invalid'] as const;
 export type PreviewAction = (typeof PREVIEW_ACTIONS)[number];
 
-/** One item of a preview (CONTRACT §10.3). */
+/** One item of a preview (CONTRACT §10.3, with §11.2's values). */
 export const PreviewEntrySchema = Type.Object(
   {
     index: Type.Integer({ description: 'Index of the item within the body' }),
@@ -17,6 +18,9 @@ export const PreviewEntrySchema = Type.Object(
     changes: Type.Array(Type.String(), {
       description:
         'Paths whose stored value would change, in the syntax of error fields (variants[1] is a new variant, variants[0].images[2] a new image); [] unless the action is update',
+    }),
+    diff: Type.Array(DiffElementSchema, {
+      description: 'One element per path of `changes`, in the same order, with the values (`from` → `to`)',
     }),
     errors: Type.Array(FieldErrorSchema, {
       description: 'What the batch’s errors page would list for this item; [] when valid',

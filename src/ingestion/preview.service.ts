@@ -1,13 +1,11 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Database } from '../db/database.ts';
-import { changedPaths } from '../catalog/catalog-diff.ts';
-import { findCatalogRows, type CatalogRows } from '../catalog/catalog-state.repository.ts';
-import { mergeItems, type VariantRow } from '../catalog/merge-items.ts';
-import type { FullProductIngest } from '../catalog/product-schema.ts';
-import { itemKeys, type FieldError } from '../validation/item-errors.ts';
+import { applyItem } from '../catalog/catalog-replay.ts';
+import { findCatalogRows } from '../catalog/catalog-state.repository.ts';
+import { itemKeys } from '../validation/item-errors.ts';
 import { createItemValidator, type ItemValidator } from '../validation/item-validator.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';
-import type { PreviewAction, PreviewEntry, PreviewResult } from './preview.schemas.ts';
+import type { PreviewEntry, PreviewResult } from './preview.schemas.ts';
 
 /** A dry run of a submission; knows nothing of HTTP. */
 export interface PreviewService {
@@ -21,10 +19,9 @@ export interface PreviewService {
 }
 
 /**
- * Creates the preview service. It judges items with the worker's validator and applies them with
- * the worker's merge (`mergeItems`, the path the worker takes when it merges against stored
- * variants), one item at a time on a copy of the stored rows they name, so each item sees the
- * earlier ones' effect and its own diff is the difference between two sets of merged rows.
+ * Creates the preview service. It judges items with the worker's validator and applies them as the
+ * worker does when it records history (`applyItem`: the worker's merge, one item at a time on a
+ * copy of the stored rows they name), so each item's diff is the one its history entry would hold.
  */
 export function createPreviewService(deps: {
   db: Pick<Database, 'query' | 'kind'>;
@@ -55,9 +52,10 @@ export function createPreviewService(deps: {
       const data = verdicts.map((verdict, index): PreviewEntry => {
         const judged = verdict.ok ? applyItem(catalog, index, verdict.item) : verdict;
         const { external_id } = itemKeys(items[index], 'errors' in judged ? judged.errors : []);
-        return judged.ok
-          ? { index, external_id, action: judged.action, changes: judged.changes, errors: [] }
-          : { index, external_id, action: 'invalid', changes: [], errors: judged.errors };
+        if (!judged.ok)
+          return { index, external_id, action: 'invalid', changes: [], diff: [], errors: judged.errors };
+        const { action, diff } = judged;
+        return { index, external_id, action, changes: diff.map(({ path }) => path), diff, errors: [] };
       });
       const summary = { create: 0, update: 0, unchanged: 0, invalid: 0 };
       for (const entry of data) summary[entry.action] += 1;
@@ -84,35 +82,4 @@ function keysNamedBy(items: readonly unknown[]): { externalIds: string[]; skus: 
     }
   }
   return { externalIds: [...externalIds], skus: [...skus] };
-}
-
-/** The catalog as a preview sees it: stored rows of the keys the body names, with the body applied so far. */
-type CatalogView = CatalogRows;
-
-type Applied = { ok: true; action: Exclude<PreviewAction, 'invalid'>; changes: string[] };
-
-/** Merges one valid item into `catalog` as processing would, and says what it changed. */
-function applyItem(
-  catalog: CatalogView,
-  index: number,
-  item: FullProductIngest,
-): Applied | { ok: false; errors: FieldError[] } {
-  // The merge needs only the item's own skus: their owners (a sku_conflict) and their images.
-  const named = new Map<string, VariantRow>();
-  for (const { sku } of item.variants) {
-    const row = catalog.variants.get(sku);
-    if (row) named.set(sku, row);
-  }
-  const merged = mergeItems([{ index, item }], named);
-  const rejected = merged.rejected[0];
-  if (rejected) return { ok: false, errors: rejected.errors };
-  const product = merged.products[0];
-  if (!product) throw new Error('the merge applied an item without its product');
-  const after = { product, variants: new Map(merged.variants.map((row) => [row.sku, row])) };
-  const stored = catalog.products.get(item.external_id);
-  catalog.products.set(item.external_id, product);
-  for (const row of merged.variants) catalog.variants.set(row.sku, row);
-  if (!stored) return { ok: true, action: 'create', changes: [] };
-  const changes = changedPaths(item, { product: stored, variants: named }, after);
-  return { ok: true, action: changes.length > 0 ? 'update' : 'unchanged', changes };
 }

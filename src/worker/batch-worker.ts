@@ -42,6 +42,8 @@ export function createBatchWorker(
     sweepIntervalMs?: number;
     /** Days an ended batch is kept; 0 or absent keeps it for ever. */
     batchRetentionDays?: number;
+    /** Days a product's history entry is kept; 0 or absent keeps it for ever. */
+    historyRetentionDays?: number;
   },
 ): BatchWorker {
   const { db, queue, processor, metrics, log } = deps;
@@ -55,6 +57,7 @@ export function createBatchWorker(
     log,
     intervalMs: deps.sweepIntervalMs,
     batchRetentionDays: deps.batchRetentionDays,
+    historyRetentionDays: deps.historyRetentionDays,
   });
 
   async function processOne(

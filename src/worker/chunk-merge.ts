@@ -23,9 +23,24 @@ export interface WritableChunk {
   upserted: number;
   /** The items rejected by the merge (`sku_conflict`), with their keys. */
   failures: ItemFailure[];
+  /** The items the merge applied (`ChunkItems`), serialized: the chunk's history is made from them as it is written. */
+  items: string;
 }
 
-/** The rows of a merge, serialized, and the records of the items it rejected. */
+/** The items the merge applied: those it rejected change nothing, so they make no history. */
+const applied = (items: ChunkItems, merged: MergedChunk): ChunkItems => {
+  if (merged.rejected.length === 0) return items;
+  const kept = new Set(merged.applied);
+  return items.filter(({ index }) => kept.has(index));
+};
+
+/** `text` as one flat string (see `serializeRows`): only it stays alive, not the pieces it was joined from. */
+function flat(text: string): string {
+  text.charCodeAt(0);
+  return text;
+}
+
+/** The rows of a merge and its items, serialized, and the records of the items it rejected. */
 function toWritable(from: number, to: number, items: ChunkItems, merged: MergedChunk): WritableChunk {
   const byIndex = merged.rejected.length > 0 ? new Map(items.map(({ index, item }) => [index, item])) : null;
   return {
@@ -34,6 +49,7 @@ function toWritable(from: number, to: number, items: ChunkItems, merged: MergedC
     products: serializeRows(merged.products),
     variants: serializeRows(merged.variants),
     upserted: merged.applied.length,
+    items: flat(JSON.stringify(applied(items, merged))),
     failures: merged.rejected.map(({ index, errors }) => ({
       index,
       ...itemKeys(byIndex?.get(index), errors),

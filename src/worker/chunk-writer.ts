@@ -8,6 +8,8 @@ import {
   type BatchKey,
 } from './batch-progress.repository.ts';
 import type { WritableChunk } from './chunk-merge.ts';
+import type { ChunkItems } from './batch-items.ts';
+import { recordChunkHistory } from './chunk-history.ts';
 
 /**
  * Whether a failed write says something about the data (so retrying the item alone may isolate
@@ -36,7 +38,10 @@ export interface ChunkStep {
  */
 export type ChunkWrite = ChunkStep | null | 'sku-taken' | 'data-error';
 
-/** Rolls the chunk's transaction back when the variants upsert left a sku alone that another product owns. */
+/**
+ * Rolls the chunk's transaction back when a sku of it belongs to another product: the history's
+ * replay saw it, or the variants upsert left the sku alone.
+ */
 class SkuOwnedElsewhereError extends Error {
   constructor() {
     super('a sku of the chunk belongs to another product');
@@ -47,7 +52,8 @@ class SkuOwnedElsewhereError extends Error {
 export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
 
 /**
- * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, one upsert
+ * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, the
+ * products' history (`recordChunkHistory`, which reads what the upserts will change), one upsert
  * per table, the merge's rejections. `merged` is the chunk, or its merge to make in the same
  * transaction when the merge reads stored rows, so that nothing changes them in between.
  * `onWriting` is called once the variants statement is on its way (the worker prepares the next
@@ -69,6 +75,8 @@ export async function writeChunk(
       const step = { upserted: chunk.upserted, failed: chunk.failures.length };
       const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
+      const items = JSON.parse(chunk.items) as ChunkItems;
+      if (!(await recordChunkHistory(tx, db.kind, batch, items))) throw new SkuOwnedElsewhereError();
       await upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
       onWriting?.();

@@ -6,6 +6,7 @@ import {
 } from './housekeeping.repository.ts';
 import { deleteExpiredIdempotencyKeys } from '../ingestion/idempotency-key.repository.ts';
 import { deleteExpiredDeliveries } from '../webhooks/delivery.repository.ts';
+import { deleteExpiredHistory } from '../catalog/history.repository.ts';
 
 /** An unfinished batch untouched this long has lost its worker (chunks touch it far more often). */
 export const STALE_AFTER_SECONDS = 60;
@@ -26,6 +27,8 @@ export function createHousekeeping(
     intervalMs?: number;
     /** Days an ended batch is kept; 0 or absent keeps it for ever. */
     batchRetentionDays?: number;
+    /** Days a product's history entry is kept; 0 or absent keeps it for ever. */
+    historyRetentionDays?: number;
   },
 ): Housekeeping {
   const { db, queue, log } = deps;
@@ -47,19 +50,24 @@ export function createHousekeeping(
   }
 
   /**
-   * Deletes ended batches past their retention, then the webhook deliveries past the same, beside the
-   * sweep rather than in it: a first run over years of rows neither holds up the worker's start nor,
-   * should it fail, stops it. One run at a time in this process; other processes' runs skip the rows
-   * this one is deleting.
+   * Deletes ended batches past their retention, then the webhook deliveries past the same, then the
+   * product history entries past theirs, beside the sweep rather than in it: a first run over years
+   * of rows neither holds up the worker's start nor, should it fail, stops it. One run at a time in
+   * this process; other processes' runs skip the rows this one is deleting.
    */
   function expireBatches(): void {
     const days = deps.batchRetentionDays ?? 0;
-    if (days === 0 || expiring !== null) return;
+    const historyDays = deps.historyRetentionDays ?? 0;
+    if ((days === 0 && historyDays === 0) || expiring !== null) return;
     expiring = (async () => {
-      const batches = await deleteExpiredBatches(db, days, stopping.signal);
-      const deliveries = await deleteExpiredDeliveries(db, days, stopping.signal);
-      if (batches + deliveries > 0) {
-        log.info({ batches, deliveries, retentionDays: days }, 'deleted what is past its retention');
+      const batches = days === 0 ? 0 : await deleteExpiredBatches(db, days, stopping.signal);
+      const deliveries = days === 0 ? 0 : await deleteExpiredDeliveries(db, days, stopping.signal);
+      const history = historyDays === 0 ? 0 : await deleteExpiredHistory(db, historyDays, stopping.signal);
+      if (batches + deliveries + history > 0) {
+        log.info(
+          { batches, deliveries, history, retentionDays: days, historyRetentionDays: historyDays },
+          'deleted what is past its retention',
+        );
       }
     })()
       .catch((error: unknown) => log.warn({ err: error }, 'deleting what is past its retention failed'))

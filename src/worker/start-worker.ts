@@ -37,6 +37,7 @@ export function createWorker(config: Config, deps: WorkerDeps): BatchWorker {
     processor,
     concurrency: config.worker.concurrency,
     batchRetentionDays: config.worker.batchRetentionDays,
+    historyRetentionDays: config.worker.historyRetentionDays,
   });
 }
 

@@ -15,7 +15,7 @@ const HOUR_SECONDS = 3600;
  */
 export async function startSecondWorker(
   svc: TestService,
-  options: { sweepIntervalMs?: number; batchRetentionDays?: number } = {},
+  options: { sweepIntervalMs?: number; batchRetentionDays?: number; historyRetentionDays?: number } = {},
 ): Promise<BatchWorker> {
   const { db } = svc.service;
   const queue = await startJobQueue(db, {

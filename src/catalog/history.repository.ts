@@ -1,0 +1,102 @@
+import type { Queryable } from '../db/database.ts';
+import { deletionInRuns, type RetentionDeletion } from '../db/deletion-in-runs.ts';
+import type { DiffElement } from './catalog-diff.ts';
+
+/** SQL of the product history (CONTRACT §11.3): the writes that record changes, the reads, the retention. */
+
+/** What a change does to a product, as its history entry names it. */
+export type HistoryAction = 'create' | 'update' | 'delete';
+
+/**
+ * An entry to record. `ordinal` numbers a chunk's entries of one product from 1 in the order they
+ * apply: the statement adds it to the product's last stored number, so a later item's entry is
+ * the newer one.
+ */
+export interface NewHistoryEntry {
+  external_id: string;
+  ordinal: number;
+  action: HistoryAction;
+  item_index: number | null;
+  diff: DiffElement[];
+}
+
+/** An entry as the history route sends it (`label` only when there is one). */
+export interface HistoryEntryRow {
+  n: number;
+  at: string;
+  action: HistoryAction;
+  batch_id: string | null;
+  index: number | null;
+  label: string | null;
+  diff: DiffElement[];
+}
+
+/** The entry's number: one after the product's last, plus the entry's place among this statement's. */
+const NEXT_N = (externalId: string) =>
+  `COALESCE((SELECT max(h.n) FROM product_history h WHERE h.tenant_id = $1 AND h.external_id = ${externalId}), 0)`;
+
+/**
+ * Records the entries of one chunk (or of one API delete) with one statement. The caller holds the
+ * row lock of each product named (a chunk's upsert, a delete's own), so no other writer takes the
+ * same numbers. `at` is the transaction's time, the `updated_at` a chunk's upsert writes.
+ */
+export async function insertHistory(
+  tx: Queryable,
+  source: { tenantId: string; batchId: string | null; label: string | null },
+  entries: readonly NewHistoryEntry[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  await tx.query(
+    `INSERT INTO product_history (tenant_id, external_id, n, at, action, batch_id, item_index, label, diff)
+     SELECT $1, x.external_id, ${NEXT_N('x.external_id')} + x.ordinal, date_trunc('milliseconds', now()),
+            x.action, $2, x.item_index, $3, x.diff
+     FROM json_to_recordset($4::json)
+       AS x(external_id text, ordinal int, action text, item_index int, diff jsonb)`,
+    [source.tenantId, source.batchId, source.label, JSON.stringify(entries)],
+  );
+}
+
+/**
+ * A page of a product's entries, newest first, those numbered below `beforeN` when it is given.
+ * `diff` comes back as JSON text and is parsed here once (both drivers would parse jsonb anyway).
+ */
+export async function listHistory(
+  db: Queryable,
+  query: { tenantId: string; externalId: string; beforeN: number | null; limit: number },
+): Promise<HistoryEntryRow[]> {
+  return db.query<HistoryEntryRow>(
+    `SELECT n::float8 AS n, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, action,
+            batch_id::text AS batch_id, item_index AS index, label, diff
+     FROM product_history
+     WHERE tenant_id = $1 AND external_id = $2 AND ($3::bigint IS NULL OR n < $3)
+     ORDER BY n DESC LIMIT $4`,
+    [query.tenantId, query.externalId, query.beforeN, query.limit],
+  );
+}
+
+/** Whether the tenant stores the product now or has history of it (a deleted product keeps its history). */
+export async function productIsKnown(db: Queryable, tenantId: string, externalId: string): Promise<boolean> {
+  const rows = await db.query(
+    `SELECT 1 WHERE EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND external_id = $2)
+        OR EXISTS (SELECT 1 FROM product_history WHERE tenant_id = $1 AND external_id = $2)`,
+    [tenantId, externalId],
+  );
+  return rows.length === 1;
+}
+
+/** Entries deleted per statement. */
+const ENTRIES_PER_STATEMENT = 5000;
+
+/**
+ * Deletes entries older than `retentionDays` (HISTORY_RETENTION_DAYS), oldest first, in runs of at
+ * most 5000 (`deletionInRuns`); entries another process is deleting are skipped, not waited for.
+ */
+export const deleteExpiredHistory: RetentionDeletion = deletionInRuns(
+  `DELETE FROM product_history WHERE (tenant_id, external_id, n) IN (
+     SELECT tenant_id, external_id, n FROM product_history
+     WHERE at < now() - make_interval(days => $1)
+     ORDER BY at LIMIT $2
+     FOR UPDATE SKIP LOCKED)
+   RETURNING 1`,
+  ENTRIES_PER_STATEMENT,
+);
