@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createItemValidator } from '../src/validation/item-validator.ts';
 import { countersOf, TERMINAL, type StatusRecord } from '../test/helpers/assertions.ts';
-import { createCatalogModel, type BatchPrediction } from './catalog-model.ts';
+import { createCatalogModel, type BatchPrediction, type ModelProduct } from './catalog-model.ts';
+import { replayHistory, type HistoryEntry } from './history-replay.ts';
 import type { ChaosClient } from './chaos-client.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -173,6 +174,39 @@ async function listProducts(client: ChaosClient, token: string): Promise<unknown
   return products;
 }
 
+/** Every history entry of a product, newest first, walking the cursors. */
+async function walkHistory(client: ChaosClient, token: string, externalId: string): Promise<HistoryEntry[]> {
+  const entries: HistoryEntry[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+    const page = await client.get(
+      token,
+      `/products/${encodeURIComponent(externalId)}/history?limit=500${query}`,
+    );
+    assert.equal(page.status, 200, JSON.stringify(page.json));
+    const body = page.json as { data: HistoryEntry[]; next_cursor: string | null };
+    entries.push(...body.data);
+    cursor = body.next_cursor;
+  } while (cursor);
+  return entries;
+}
+
+/** Products whose history is replayed per tenant: enough to meet every fault, few enough to stay quick. */
+const HISTORY_SAMPLE = 200;
+
+/**
+ * CONTRACT §11.3 after the faults: each product's history, replayed from its first entry, chains
+ * (every `from` is what the entry before left) and ends with the stored product. A change a crash
+ * applied without its entry, or an entry recorded without its change, breaks the chain.
+ */
+async function checkHistories(client: ChaosClient, token: string, products: readonly ModelProduct[]) {
+  for (const product of products.slice(0, HISTORY_SAMPLE)) {
+    const replayed = replayHistory(await walkHistory(client, token, product.external_id));
+    assert.deepEqual(replayed, product, `the history of ${product.external_id}`);
+  }
+}
+
 /** Page sizes the errors pages are walked with: every batch with two, every fifth with one more. */
 const PAGE_SIZES = [500, 3];
 
@@ -233,5 +267,8 @@ export async function checkTenant(
       assert.deepEqual({ status: one.status, product: rest }, { status: 200, product });
     }
   });
+  await verdicts.check(`${tenant.name}: each product's history replays to the product`, () =>
+    checkHistories(client, tenant.token, model.products()),
+  );
   return { batches: batches.length, failedItems };
 }

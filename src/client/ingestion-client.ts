@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeFieldErrors, readProblem, type FieldError, type ProblemAnswer } from './problem-answer.ts';
+import type { DiffElementText } from './diff-text.ts';
 
 // The client speaks to the service over HTTP only and is written against CONTRACT alone: it imports
 // nothing from the service's code, so it can be lifted out and run against any deployment.
@@ -34,6 +35,8 @@ export interface PreviewAnswer {
     external_id: string | null;
     action: 'create' | 'update' | 'unchanged' | 'invalid';
     changes: string[];
+    /** The values of `changes` (CONTRACT §11.2); absent from a service older than it. */
+    diff?: DiffElementText[];
     errors: FieldError[];
   }>;
 }

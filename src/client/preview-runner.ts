@@ -5,6 +5,7 @@ import { CLIENT_ERROR_CODES } from './errors-file.ts';
 import type { IngestionClient, PreviewAnswer } from './ingestion-client.ts';
 import { readItems, type FileFormat } from './json-stream.ts';
 import type { FieldError } from './problem-answer.ts';
+import { diffText, type DiffElementText } from './diff-text.ts';
 
 type Action = PreviewAnswer['data'][number]['action'];
 
@@ -16,6 +17,10 @@ export interface PreviewLine {
   external_id: string | null;
   action: Action;
   changes: string[];
+  /** The values of `changes`, one per path (CONTRACT §11.2). */
+  diff: DiffElementText[];
+  /** `diff` as a person reads it: `variants[0].price: 265 → 250`, `variants[1]: added`. */
+  shown: string[];
   errors: FieldError[];
 }
 
@@ -67,6 +72,8 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
         external_id: null,
         action: 'invalid',
         changes: [],
+        diff: [],
+        shown: [],
         errors: [{ field: '', code: CLIENT_ERROR_CODES.malformedJson, message }],
       });
     }
@@ -75,8 +82,9 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
   try {
     for await (const batch of batchesOf(wellFormed(), { size: run.batchSize })) {
       const answer = await run.client.preview(envelope(batch.texts));
-      for (const { index, external_id, action, changes, errors } of answer.data) {
-        await write({ position: batch.positions[index] ?? -1, external_id, action, changes, errors });
+      for (const { index, external_id, action, changes, diff = [], errors } of answer.data) {
+        const position = batch.positions[index] ?? -1;
+        await write({ position, external_id, action, changes, diff, shown: diff.map(diffText), errors });
       }
     }
   } finally {

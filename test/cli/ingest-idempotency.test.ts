@@ -128,6 +128,13 @@ describe('--dry-run', () => {
         { position: 4, external_id: null, action: 'invalid', changes: [] },
       ],
     );
+    // The values of the change, as data and as a person reads them (CONTRACT §11.2).
+    assert.deepEqual(lines[1]!.diff, [{ path: 'name', op: 'change', from: renamed.name, to: 'New name' }]);
+    assert.deepEqual(lines[1]!.shown, [`name: ${JSON.stringify(renamed.name)} → "New name"`]);
+    assert.deepEqual(
+      lines.map(({ diff }) => (diff as unknown[]).length),
+      [0, 1, 0, 0, 0],
+    );
     assert.deepEqual(lines[3]!.errors, [
       {
         field: 'style',

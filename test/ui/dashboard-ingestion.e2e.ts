@@ -116,10 +116,12 @@ browserTest(
   async (t) => {
     const tenant = world.api.tenant('import');
     const token = await world.api.token(tenant);
-    const existing = product();
+    const existing = product({ variants: [variant({ price: 265 })] });
     await world.api.waitForTerminal(token, await world.api.submit(token, [existing]));
     const bad = product({ variants: [variant({ price: -5 })] });
-    const items = [product(), { ...existing, name: 'Renamed sofa' }, bad];
+    const [stored] = existing.variants as Array<Record<string, unknown>>;
+    const changed = { ...existing, name: 'Renamed sofa', variants: [{ ...stored, price: 250 }, variant()] };
+    const items = [product(), changed, bad];
     const badSku = (bad.variants as Array<{ sku: string }>)[0]!.sku;
     const file = items.map((item) => JSON.stringify(item)).join('\n');
     const page = await world.open(token, '#/import');
@@ -138,7 +140,12 @@ browserTest(
       const invalidRow = page.getByRole('row').filter({ hasText: 'invalid' });
       assert.match(await invalidRow.innerText(), /out_of_range\s+variants\[0\]\.price/);
       const updateRow = page.getByRole('row').filter({ hasText: existing.external_id as string });
-      assert.match(await updateRow.innerText(), /update\s+name/);
+      // The values of each change (CONTRACT §11.2): from → to, and "added" for a new variant.
+      assert.deepEqual(await updateRow.getByTestId('preview-changes').getByRole('listitem').allInnerTexts(), [
+        'name: "Linen sofa" → "Renamed sofa"',
+        'variants[0].price: 265 → 250',
+        'variants[1]: added',
+      ]);
       await assertAccessible(page, 'import preview');
       await screenshot(page, 'import-preview', { docs: true });
 

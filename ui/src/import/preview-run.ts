@@ -10,6 +10,8 @@ export interface PreviewRow {
   external_id: string | null;
   action: PreviewEntry['action'] | 'not_json';
   changes: string[];
+  /** The values of `changes` (CONTRACT §11.2): what the table shows as `from → to` and "added". */
+  diff: PreviewEntry['diff'];
   /** The service's errors; for a line that is not JSON, the command-line client's `malformed_json`. */
   errors: Array<Omit<FieldError, 'code'> & { code: string }>;
 }
@@ -76,6 +78,7 @@ export async function previewFile(
           external_id: null,
           action: 'not_json',
           changes: [],
+          diff: [],
           errors: [
             {
               field: '',

@@ -2,6 +2,7 @@ import { errorText, getJson } from '../api.ts';
 import type { BatchStatus } from '../api-types.ts';
 import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { h, replace, table, type Child } from '../dom.ts';
+import { diffText } from '../../../src/client/diff-text.ts';
 import { inGroups, readFileItems } from '../import/file-items.ts';
 import { previewFile, type FilePreview } from '../import/preview-run.ts';
 import { idempotencyKey, submitGroup, SUBMISSION_SIZE } from '../import/submit-groups.ts';
@@ -40,7 +41,13 @@ function previewTable(preview: FilePreview): HTMLElement {
         row.position,
         row.external_id ?? '—',
         h('span', { class: `badge action-${row.action}` }, row.action.replace('_', ' ')),
-        row.changes.length ? row.changes.join(', ') : '—',
+        row.diff.length
+          ? h(
+              'ul',
+              { class: 'plain', 'data-testid': 'preview-changes' },
+              row.diff.map((element) => h('li', {}, diffText(element))),
+            )
+          : '—',
         row.errors.length
           ? h(
               'ul',
