@@ -14,6 +14,8 @@ export interface BenchClient {
   exportCatalog(query: string): Promise<{ lines: number; bytes: number; ms: number }>;
   /** `GET /products?` + `query` (a search): its total and the time to the last byte. */
   search(query: string): Promise<{ total: number; ms: number }>;
+  /** The actions of a product's history entries, newest first (its first page of 500). */
+  historyActions(externalId: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -111,6 +113,14 @@ export async function createBenchClient(
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`search answered ${res.statusCode}: ${text}`);
       return { total: (JSON.parse(text) as { total: number }).total, ms: performance.now() - started };
+    },
+    async historyActions(externalId) {
+      const res = await request(`${baseUrl}/products/${encodeURIComponent(externalId)}/history?limit=500`, {
+        headers: { authorization },
+        dispatcher,
+      });
+      const page = (await res.body.json()) as { data: Array<{ action: string }> };
+      return page.data.map(({ action }) => action);
     },
     close: () => dispatcher.close(),
   };

@@ -214,6 +214,9 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
 
       const freshLine = await phase(fresh, batches, submitLatencies);
       const updateLine = await phase(update, updates, submitLatencies);
+      // The ratios are with history on (CONTRACT §11.3): each product now has its create and its update.
+      const recorded = await client.historyActions(`${prefix}-p0`);
+      if (recorded.join() !== 'update,create') throw new Error(`history of ${prefix}-p0: ${recorded.join()}`);
       // Its submissions are not counted with the others, so that figure stays comparable.
       const resendLine = await phase(resend, resends, []);
       countIngested(3 * options.batchesPerRun * BATCH);

@@ -93,7 +93,7 @@ void describe('GET /products/{external_id}/history', () => {
       diff: [{ path: '', op: 'add', to: await storedValue(token, 'lamp-1') }],
     });
     // Without an angle stored, the image reads `angle: null`, as GET /products/{id} shows it.
-    assert.deepEqual((entry!.diff[0]!.to as { variants: Item[] }).variants[0]!.images, [
+    assert.deepEqual((entry.diff[0]!.to as { variants: Item[] }).variants[0]!.images, [
       { url: 'https://cdn.example/lamp-front.jpg', angle: 0 },
     ]);
   });

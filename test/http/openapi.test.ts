@@ -104,6 +104,7 @@ void test('is OpenAPI 3.1 and lists every operation with the statuses it answers
     'GET /products': ['200', '400', '401', '403', 'default'],
     'GET /products/export': ['200', '400', '401', '403', '406', 'default'],
     'GET /products/{external_id}': ['200', '401', '403', '404', 'default'],
+    'GET /products/{external_id}/history': ['200', '400', '401', '403', '404', 'default'],
     'DELETE /products/{external_id}': ['204', '401', '403', '404', 'default'],
     'DELETE /products/{external_id}/variants/{sku}': ['204', '401', '403', '404', '409', 'default'],
     'POST /webhook-endpoints': ['201', '400', '401', '403', '409', '415', 'default'],
@@ -251,9 +252,9 @@ void test('a submission documents Location and RateLimit-* on its 202, and Retry
 
 void test('every 401 documents WWW-Authenticate', () => {
   const unauthorized = allResponses().filter(([key]) => key.endsWith(' 401'));
-  // The six operations of §4–§9, those of §10: preview, error summary, two deletes, seven webhook
-  // operations, and the export of §11.4.
-  assert.equal(unauthorized.length, 10 + 7 + 1);
+  // The six operations of §4–§9, those of §10 (preview, error summary, two deletes, seven webhook
+  // operations), the export of §11.4 and §11.3's product history.
+  assert.equal(unauthorized.length, 10 + 7 + 1 + 1);
   for (const [key, response] of unauthorized) {
     assert.deepEqual(Object.keys(response.headers ?? {}).sort(), ['WWW-Authenticate', 'X-Request-Id'], key);
   }
