@@ -51,7 +51,7 @@ export async function insertHistory(
      SELECT $1, x.external_id, ${NEXT_N('x.external_id')} + x.ordinal, date_trunc('milliseconds', now()),
             x.action, $2, x.item_index, $3, x.diff
      FROM json_to_recordset($4::json)
-       AS x(external_id text, ordinal int, action text, item_index int, diff jsonb)`,
+       AS x(external_id text, ordinal int, action text, item_index int, diff json)`,
     [source.tenantId, source.batchId, source.label, JSON.stringify(entries)],
   );
 }

@@ -15,7 +15,7 @@ CREATE TABLE product_history (
   batch_id    uuid,
   item_index  integer,
   label       text,
-  diff        jsonb       NOT NULL,
+  diff        json        NOT NULL,
   PRIMARY KEY (tenant_id, external_id, n)
 );
 
