@@ -285,12 +285,15 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
         return row!.at;
       });
       // A batch renaming the product: its chunk's transaction starts before the delete stamps the
-      // product, then waits for the row.
+      // product, then waits for the row (the lock its history takes before the upserts, lockProducts).
       const renamed = { ...item, name: 'Renamed', variants: [(item.variants as unknown[])[0]] };
       const batchId = await storeBatch(db, tenant, [renamed]);
       const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
       assert.ok(
-        await statementWaitsForLock(db, '%INSERT INTO products%'),
+        await statementWaitsForLock(
+          db,
+          '%FROM products WHERE tenant_id = $1 AND external_id = k.external_id FOR UPDATE%',
+        ),
         'the chunk never waited for the product row',
       );
       await sleep(20);
