@@ -6,8 +6,10 @@ import type { BatchRecord } from './ingestion.schemas.ts';
 /** SQL of the API side of ingestion: storing submissions and reading batches back. */
 
 /** A batch row, with what the worker also needs besides the public record. */
-export interface BatchRow extends BatchRecord {
+export interface BatchRow extends Omit<BatchRecord, 'label'> {
   tenant_id: string;
+  /** The batch's label (CONTRACT §11.1), null when it has none. */
+  label: string | null;
   seq: number;
   next_index: number;
   /** Runs of the worker counted since the batch last made progress (see `countBatchAttempt`). */
@@ -22,16 +24,19 @@ export interface RawBatchRow extends Omit<BatchRow, 'created_at' | 'updated_at'>
 
 /** The columns of a {@link BatchRow}, for `SELECT` and `RETURNING`. */
 export const BATCH_COLUMNS = `tenant_id, id::text AS batch_id, seq, status, received_count, validated_ok,
-  validated_failed, upserted, failed, next_index, attempts, created_at, updated_at`;
+  validated_failed, upserted, failed, next_index, attempts, created_at, updated_at, label`;
 
 /** Timestamps as the API shows them: ISO 8601, UTC, milliseconds. */
 export function toBatchRow(row: RawBatchRow): BatchRow {
   return { ...row, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
 }
 
-/** The public status record of a batch row (the nine fields of the spec). */
+/**
+ * The public status record of a batch row: the nine fields of the spec, and `label` only when the
+ * batch has one (CONTRACT §11.1), as the status read, the list and webhook payloads all show it.
+ */
 export function toBatchRecord(row: BatchRow): BatchRecord {
-  return {
+  const record: BatchRecord = {
     batch_id: row.batch_id,
     status: row.status,
     received_count: row.received_count,
@@ -42,17 +47,19 @@ export function toBatchRecord(row: BatchRow): BatchRecord {
     failed: row.failed,
     updated_at: row.updated_at,
   };
+  if (row.label !== null) record.label = row.label;
+  return record;
 }
 
 /** Stores a new batch; its timestamps come from the database's clock, like every later change. */
 export async function insertBatch(
   tx: Queryable,
-  batch: { tenantId: string; batchId: string; receivedCount: number },
+  batch: { tenantId: string; batchId: string; receivedCount: number; label?: string | null },
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO batches (tenant_id, id, received_count, created_at, updated_at)
-     VALUES ($1, $2, $3, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()))`,
-    [batch.tenantId, batch.batchId, batch.receivedCount],
+    `INSERT INTO batches (tenant_id, id, received_count, label, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()))`,
+    [batch.tenantId, batch.batchId, batch.receivedCount, batch.label ?? null],
   );
 }
 
@@ -113,15 +120,30 @@ export interface BatchListPosition {
   batchId: string;
 }
 
-/** A tenant's batches, newest first (submission time, then id), after `before` (exclusive). */
+/** `text` as a LIKE pattern that matches itself only: `\`, `%` and `_` escaped (`\` is LIKE's escape). */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, '\\$&');
+
+/**
+ * A tenant's batches, newest first (submission time, then id), after `before` (exclusive); with
+ * `labelPrefix`, those whose label starts with it. The prefix is a LIKE pattern with a literal start
+ * (`abc%`), which the planner turns into a range scan of `batches_by_tenant_label` ("C" collation).
+ */
 export async function listBatches(
   db: Queryable,
-  query: { tenantId: string; before: BatchListPosition | null; limit: number; status: BatchStatus | null },
+  query: {
+    tenantId: string;
+    before: BatchListPosition | null;
+    limit: number;
+    status: BatchStatus | null;
+    labelPrefix: string | null;
+  },
 ): Promise<BatchRow[]> {
+  // Written in only when asked for: `($6 IS NULL OR label LIKE $6)` would hide the prefix from the planner.
+  const filter = query.labelPrefix === null ? '' : 'AND label LIKE $6';
   const rows = await db.query<RawBatchRow>(
     `SELECT ${BATCH_COLUMNS} FROM batches
      WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
-       AND ($4::text IS NULL OR status = $4)
+       AND ($4::text IS NULL OR status = $4) ${filter}
      ORDER BY created_at DESC, id DESC LIMIT $5`,
     [
       query.tenantId,
@@ -129,6 +151,7 @@ export async function listBatches(
       query.before?.batchId ?? null,
       query.status,
       query.limit,
+      ...(query.labelPrefix === null ? [] : [`${likeLiteral(query.labelPrefix)}%`]),
     ],
   );
   return rows.map(toBatchRow);

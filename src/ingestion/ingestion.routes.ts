@@ -6,7 +6,7 @@ import { ValidationError } from '../errors/app-errors.ts';
 import type { FieldError } from '../validation/item-errors.ts';
 import { documented, problemResponses, RateLimitHeaders, readSchema } from '../http/schemas.ts';
 import { rateLimitHeaders } from '../http/error-headers.ts';
-import { envelopeErrorsFromAjv } from '../validation/field-errors.ts';
+import { envelopeErrorsFromAjv, fieldErrorsFromAjv } from '../validation/field-errors.ts';
 import type { IngestionService } from './ingestion.service.ts';
 import type { ErrorReports } from './error-reports.service.ts';
 import { sendErrorsCsv, wantsCsv } from './error-reports.routes.ts';
@@ -26,6 +26,7 @@ import {
   IngestionRequest,
   LocationHeader,
   MAX_IDEMPOTENCY_KEY_LENGTH,
+  SubmissionQuery,
 } from './ingestion.schemas.ts';
 
 declare module 'fastify' {
@@ -57,13 +58,23 @@ export async function ingestionRoutes(
   const tags = ['ingestion'];
   app.decorateRequest('admission', null);
 
-  app.post<{ Body: Static<typeof IngestionEnvelope>; Headers: { 'idempotency-key'?: string } }>(
+  app.post<{
+    Body: Static<typeof IngestionEnvelope>;
+    Headers: { 'idempotency-key'?: string };
+    Querystring: Static<typeof SubmissionQuery>;
+  }>(
     '/products/ingestions',
     {
       bodyLimit: maxBodyBytes,
       config: { openapiBody: IngestionRequest, bodyOutline: true },
       schemaErrorFormatter: (errors, part) =>
-        new ValidationError(part === 'headers' ? idempotencyKeyErrors() : envelopeErrorsFromAjv(errors)),
+        new ValidationError(
+          part === 'headers'
+            ? idempotencyKeyErrors()
+            : part === 'querystring'
+              ? fieldErrorsFromAjv(errors)
+              : envelopeErrorsFromAjv(errors),
+        ),
       // Authenticate, then admit against the tenant's limits, both before the body is read.
       onRequest: [
         authorize(SCOPES.ingestionsWrite),
@@ -76,6 +87,7 @@ export async function ingestionRoutes(
         tags,
         summary: 'Queue a batch of products',
         body: IngestionEnvelope,
+        querystring: SubmissionQuery,
         headers: IdempotencyKeyHeaders,
         response: {
           202: documented('Batch stored; processing continues asynchronously', IngestionAccepted, {
@@ -100,6 +112,7 @@ export async function ingestionRoutes(
         body,
         admission,
         idempotencyKey: request.headers['idempotency-key'],
+        label: request.query.label,
       });
       if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
@@ -121,8 +134,8 @@ export async function ingestionRoutes(
       ),
     },
     async (request) => {
-      const { limit = 20, cursor, status } = request.query;
-      return ingestion.listBatches(principalOf(request).tenantId, { limit, cursor, status });
+      const { limit = 20, cursor, status, label } = request.query;
+      return ingestion.listBatches(principalOf(request).tenantId, { limit, cursor, status, label });
     },
   );
 

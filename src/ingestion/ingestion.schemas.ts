@@ -46,7 +46,23 @@ export const LocationHeader = {
 
 const Timestamp = Type.String({ format: 'date-time' });
 
-/** A batch's status record (spec; CONTRACT §6: all nine fields, always present). */
+/** Longest batch label, in Unicode code points (CONTRACT §11.1). */
+export const MAX_LABEL_LENGTH = 200;
+
+/**
+ * A batch label: 1–200 code points (Ajv counts code points, not UTF-16 units), no control character
+ * (Unicode category Cc: U+0000–U+001F, U+007F–U+009F), which would garble a log line or a table.
+ */
+export const BatchLabel = (description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: MAX_LABEL_LENGTH,
+    pattern: '^\\P{Cc}*$',
+    'x-pattern-rule': 'must not hold control characters',
+    description,
+  });
+
+/** A batch's status record (spec; CONTRACT §6: all nine fields, always present; §11.1 `label` when set). */
 export const BatchStatusRecord = Type.Object(
   {
     batch_id: Type.String(),
@@ -58,6 +74,7 @@ export const BatchStatusRecord = Type.Object(
     upserted: Type.Integer({ description: 'Items written to the catalog so far' }),
     failed: Type.Integer({ description: 'Items that failed at any stage so far' }),
     updated_at: Timestamp,
+    label: Type.Optional(Type.String({ description: 'The label given at submission; absent when none was' })),
   },
   { additionalProperties: false, title: 'BatchStatus' },
 );
@@ -74,6 +91,23 @@ export const BatchParams = Type.Object({ batch_id: Type.String() });
 export const ErrorsQuery = PageQuery(500, 500);
 export const BatchListQuery = PageQuery(100, 20, {
   status: Type.Optional(StringEnum(BATCH_STATUSES)),
+  label: Type.Optional(
+    BatchLabel(
+      'Only batches whose label starts with this text (case-sensitive; % and _ are plain characters)',
+    ),
+  ),
+});
+
+/**
+ * The submission's query: an optional `label` (CONTRACT §11.1). Other parameters are ignored, as
+ * they were before labels existed, so no client that sends one is refused now.
+ */
+export const SubmissionQuery = Type.Object({
+  label: Type.Optional(
+    BatchLabel(
+      'A name for the batch, shown in its status record, the batch list and webhooks; not part of the Idempotency-Key hash',
+    ),
+  ),
 });
 
 /** Longest `Idempotency-Key`. */

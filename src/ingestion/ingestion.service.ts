@@ -38,11 +38,18 @@ export interface IngestionService {
    * Throws 429, storing nothing, when the batch would take the backlog past `admission`'s limit.
    * With an `idempotencyKey` (CONTRACT §10.2) the key is taken in the same transaction; a key the
    * tenant used in the last 24 hours answers the first answer again (`replayed`, nothing stored)
-   * when the body's bytes are the same, and throws 422 when they are not.
+   * when the body's bytes are the same, and throws 422 when they are not. The `label` (CONTRACT
+   * §11.1) is not part of the body: a replay keeps the first request's.
    */
   submit(
     tenantId: string,
-    batch: { receivedCount: number; body: Uint8Array; admission: Admission; idempotencyKey?: string },
+    batch: {
+      receivedCount: number;
+      body: Uint8Array;
+      admission: Admission;
+      idempotencyKey?: string;
+      label?: string;
+    },
   ): Promise<{ accepted: AcceptedBatch; replayed: boolean }>;
   getStatus(tenantId: string, batchId: string): Promise<BatchRecord>;
   listErrors(
@@ -52,7 +59,7 @@ export interface IngestionService {
   ): Promise<Page<ItemFailure>>;
   listBatches(
     tenantId: string,
-    query: { limit: number; cursor?: string; status?: BatchStatus },
+    query: { limit: number; cursor?: string; status?: BatchStatus; label?: string },
   ): Promise<Page<BatchRecord>>;
 }
 
@@ -72,7 +79,7 @@ export function createIngestionService(deps: {
   return {
     admit: (tenantId) => deps.rateLimiter.admit(tenantId),
 
-    async submit(tenantId, { receivedCount, body, admission, idempotencyKey }) {
+    async submit(tenantId, { receivedCount, body, admission, idempotencyKey, label }) {
       const accepted = { batch_id: uuidv7(), received_count: receivedCount };
       // The hash is of the body's bytes as sent: a client retries with the bytes it sent before.
       const bodySha256 = createHash('sha256').update(body).digest();
@@ -89,7 +96,7 @@ export function createIngestionService(deps: {
               });
         if (answered) return answered;
         await admission.reserve(tx, receivedCount);
-        await insertBatch(tx, { tenantId, batchId: accepted.batch_id, receivedCount });
+        await insertBatch(tx, { tenantId, batchId: accepted.batch_id, receivedCount, label });
         await insertBatchItems(tx, { tenantId, batchId: accepted.batch_id, body });
         await queue.send({ tenantId, batchId: accepted.batch_id }, { tx });
         return null;
@@ -137,11 +144,17 @@ export function createIngestionService(deps: {
       return { data, next_cursor: more || !finished ? encodeCursor(scope, last) : null };
     },
 
-    async listBatches(tenantId, { limit, cursor, status }) {
+    async listBatches(tenantId, { limit, cursor, status, label }) {
       const scope = 'batches';
       const position = cursor === undefined ? null : decodeTimeCursor(cursor, scope);
       const before = position && { createdAt: position.createdAt, batchId: position.id };
-      const rows = await listBatches(db, { tenantId, before, limit: limit + 1, status: status ?? null });
+      const rows = await listBatches(db, {
+        tenantId,
+        before,
+        limit: limit + 1,
+        status: status ?? null,
+        labelPrefix: label ?? null,
+      });
       const data = rows.slice(0, limit);
       const last = data.at(-1);
       return {

@@ -108,8 +108,12 @@ function mapError(error: AjvLikeError): FieldError | null {
         code: 'invalid_format',
         message: `${label} must be an absolute URL with a host, in URI syntax (RFC 3986; escape other characters as %XX).`,
       };
-    case 'pattern':
-      return { field: path, code: 'invalid_format', message: `${label} must not be blank.` };
+    case 'pattern': {
+      // A schema may say in words what its pattern asks (`x-pattern-rule`); else it is the keys' rule.
+      const rule = error.parentSchema?.['x-pattern-rule'];
+      const says = typeof rule === 'string' ? rule : 'must not be blank';
+      return { field: path, code: 'invalid_format', message: `${label} ${says}.` };
+    }
     case 'minLength':
       return { field: path, code: 'invalid_format', message: `${label} must not be empty.` };
     case 'maxLength':
