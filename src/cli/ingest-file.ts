@@ -9,13 +9,15 @@ import { createProgress } from '../client/progress.ts';
 import { runCommand, UsageError } from './command.ts';
 import { checkIngestPaths } from './ingest-paths.ts';
 import { onInterrupt } from './interrupts.ts';
+import { DEFAULT_BATCH_SIZE, finishRun, planRun } from './run-plan.ts';
 
 /**
  * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
- * [--batch-size N] [--concurrency N] [--quiet] [--fresh] [--dry-run [--preview PATH]]` ingests a JSON or
- * JSONL file of any size, or with --dry-run says what it would do, storing nothing (docs/cli.md).
- * Exit code: 0 every item upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable,
- * token refused), 130 interrupted (SIGINT, SIGTERM).
+ * [--batch-size N] [--concurrency N] [--quiet] [--label TEXT] [--resume] [--state PATH]
+ * [--dry-run [--preview PATH]]` ingests a JSON or JSONL file of any size as one run (CONTRACT §11.6),
+ * or with --dry-run says what it would do, storing nothing (docs/cli.md). Exit code: 0 every item
+ * upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable, token refused, nothing
+ * to resume), 130 interrupted (SIGINT, SIGTERM).
  */
 
 const USAGE = `usage: npm run ingest -- <file> [options]
@@ -30,7 +32,10 @@ const USAGE = `usage: npm run ingest -- <file> [options]
   --batch-size <n>       items per batch, 1–1000 (default 1000)
   --concurrency <n>      batches in flight, 1–16 (default 2)
   --quiet                no progress, only the summary
-  --fresh                send no Idempotency-Key: a rerun within 24 h stores its batches again
+  --label <text>         batches are labelled "<text> <k>/<n>" (default: the file's name)
+  --resume               continue the last unfinished run of <file>: batches it stored are replayed,
+                         never stored twice (without it, every run applies the file again)
+  --state <path>         the run's state file (default <file>.ingest-run.json)
   --dry-run              store nothing: print what the file would do, item by item in --preview
   --preview <path>       where --dry-run writes each item's action and changes
                          (default <file>.preview.jsonl; required for standard input)`;
@@ -111,16 +116,18 @@ async function tokenFrom(values: { token?: string; tenant?: string }): Promise<s
 
 const items = (n: number) => `${n} ${n === 1 ? 'item' : 'items'}`;
 
+/**
+ * The closing line (CONTRACT §11.6): `N items: U upserted, F failed, R replayed`, where the items of
+ * batches the service answered as replays count in R only, then where the errors are and the time.
+ */
 function summary(outcome: IngestOutcome, errorsPath: string): string {
   const failures = outcome.errorLines > 0 ? ` (errors in ${errorsPath})` : '';
   const time = `${outcome.seconds.toFixed(1)} s`;
+  const settled = `${outcome.upserted} upserted, ${outcome.failed} failed, ${outcome.replayed} replayed${failures}`;
   if (outcome.stopped !== undefined) {
-    return (
-      `stopped: ${items(outcome.read)} read, ${outcome.submitted} submitted, ${outcome.upserted} upserted, ` +
-      `${outcome.failed} failed${failures}, ${time}`
-    );
+    return `stopped: ${items(outcome.read)} read, ${outcome.submitted} submitted, ${settled}, ${time}`;
   }
-  return `${items(outcome.read)}: ${outcome.upserted} upserted, ${outcome.failed} failed${failures}, ${time}`;
+  return `${items(outcome.read)}: ${settled}, ${time}`;
 }
 
 /**
@@ -168,9 +175,13 @@ async function main(): Promise<number> {
       tenant: { type: 'string' },
       errors: { type: 'string' },
       format: { type: 'string' },
-      'batch-size': { type: 'string', default: '1000' },
+      'batch-size': { type: 'string' },
       concurrency: { type: 'string', default: '2' },
       quiet: { type: 'boolean', default: false },
+      label: { type: 'string' },
+      resume: { type: 'boolean', default: false },
+      state: { type: 'string' },
+      // Gone: kept only to say what replaced it.
       fresh: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       preview: { type: 'string' },
@@ -183,14 +194,47 @@ async function main(): Promise<number> {
   }
   const [input, ...extra] = positionals;
   if (input === undefined || extra.length > 0) throw new UsageError('give exactly one file');
-  const batchSize = integerOption('batch-size', values['batch-size'], 1, 1000);
+  if (values.fresh) {
+    throw new UsageError(
+      '--fresh is gone: every run applies the file again; --resume continues an unfinished one',
+    );
+  }
+  const batchSize =
+    values['batch-size'] === undefined
+      ? undefined
+      : integerOption('batch-size', values['batch-size'], 1, 1000);
   const concurrency = integerOption('concurrency', values.concurrency, 1, 16);
   const baseUrl = serviceUrl(values.url);
-  if (values['dry-run']) return dryRun(input, values, { baseUrl, batchSize });
+  if (values['dry-run']) {
+    const given = {
+      label: values.label !== undefined,
+      resume: values.resume,
+      state: values.state !== undefined,
+    };
+    const useless = Object.keys(given).filter((name) => given[name as keyof typeof given]);
+    if (useless.length > 0) {
+      throw new UsageError(`--dry-run stores no batch: --${useless.join(', --')} has no use there`);
+    }
+    return dryRun(input, values, { baseUrl, batchSize: batchSize ?? DEFAULT_BATCH_SIZE });
+  }
   const { file, format, errorsPath } = await checkIngestPaths(input, values);
   const token = await tokenFrom(values);
+  const plan = await planRun({
+    file,
+    format,
+    explicitFormat: values.format,
+    batchSize,
+    label: values.label,
+    resume: values.resume,
+    state: values.state,
+  });
+  if (!values.quiet)
+    for (const note of plan.notes)
+      process.stderr.write(`ingest: ${note}
+`);
 
   const progress = createProgress(process.stderr, { quiet: values.quiet, startedAt: performance.now() });
+  if (plan.batches !== null) progress.batchesCut(plan.batches);
   const client = createIngestionClient({
     baseUrl,
     token,
@@ -210,18 +254,20 @@ async function main(): Promise<number> {
     file,
     format,
     errorsPath,
-    batchSize,
+    batchSize: plan.batchSize,
     concurrency,
     client,
     progress,
     signal: interruption.signal,
-    idempotencyKeys: !values.fresh,
+    runId: plan.runId,
+    labelOf: plan.labelOf,
   }).finally(removeHandlers);
+  if (outcome.stopped === undefined) await finishRun(plan);
   if (outcome.stopped !== undefined) process.stderr.write(`ingest: ${outcome.stopped}\n`);
   process.stderr.write(`${summary(outcome, errorsPath)}\n`);
   if (outcome.interrupted) return EXIT_INTERRUPTED;
   if (outcome.stopped !== undefined) return 1;
-  return outcome.failed > 0 ? 2 : 0;
+  return outcome.anyFailed ? 2 : 0;
 }
 
 await runCommand('ingest', USAGE, main);

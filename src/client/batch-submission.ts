@@ -6,8 +6,8 @@ import type { FieldError } from './problem-answer.ts';
 
 /** What became of the items of a batch, part by part, in file order. */
 export type PartOutcome =
-  /** The service accepted these items as the batch `batchId`. */
-  | { kind: 'accepted'; positions: number[]; batchId: string }
+  /** The service accepted these items as the batch `batchId`; `replayed`: it had stored them before. */
+  | { kind: 'accepted'; positions: number[]; batchId: string; replayed: boolean }
   /** The service refused this item even on its own; `errors` say why. */
   | { kind: 'refused'; position: number; errors: FieldError[] }
   /** These items were not submitted: `error` stopped it, or, when undefined, the run was stopping. */
@@ -51,8 +51,11 @@ export async function* submitInParts(
   client: IngestionClient,
   items: Items,
   stop: AbortSignal,
-  /** The batch's Idempotency-Key base (idempotency-keys.ts); none sends no key. */
-  keyBase?: string,
+  /**
+   * `runId`: the run's id, from which each part's Idempotency-Key is made (idempotency-keys.ts); none
+   * sends no key. `label`: the batch's label (CONTRACT §11.1), the same on each of its parts.
+   */
+  { runId, label }: { runId?: string; label?: string } = {},
 ): AsyncGenerator<PartOutcome> {
   // The parts still to send, the next one last, so that they go out in file order.
   const pending: Items[] = [items];
@@ -65,9 +68,14 @@ export async function* submitInParts(
     }
     let outcome: PartOutcome | undefined;
     try {
-      const idempotencyKey = keyBase === undefined ? undefined : partKey(keyBase, part);
-      const { batch_id } = await client.submit(envelope(part.texts), { signal: stop, idempotencyKey });
-      outcome = { kind: 'accepted', positions: part.positions, batchId: batch_id };
+      const idempotencyKey = runId === undefined ? undefined : partKey(runId, part);
+      const answer = await client.submit(envelope(part.texts), { signal: stop, idempotencyKey, label });
+      outcome = {
+        kind: 'accepted',
+        positions: part.positions,
+        batchId: answer.batch_id,
+        replayed: answer.replayed,
+      };
     } catch (error) {
       if (!refusedAsWhole(error)) {
         pending.push(part);

@@ -1,6 +1,5 @@
 import { batchesOf, type Batch, type WellFormedItem } from './batches.ts';
 import { submitInParts } from './batch-submission.ts';
-import { withKeys } from './idempotency-keys.ts';
 import { CLIENT_ERROR_CODES, ErrorsFile, unbatchedLine } from './errors-file.ts';
 import type { IngestionClient } from './ingestion-client.ts';
 import { inputName, readItems, type FileFormat } from './json-stream.ts';
@@ -19,8 +18,13 @@ export interface IngestRun {
   concurrency: number;
   client: IngestionClient;
   progress: Progress;
-  /** Sends each batch with an Idempotency-Key derived from the file (idempotency-keys.ts); default true. */
-  idempotencyKeys?: boolean;
+  /**
+   * The run's id (CONTRACT §11.6): each batch is sent with an Idempotency-Key made of it and the
+   * batch's positions (idempotency-keys.ts). None sends no key.
+   */
+  runId?: string;
+  /** The label of the batch cut `seq`-th (1-based) from the file (CONTRACT §11.1); none sends none. */
+  labelOf?: (seq: number) => string;
   /**
    * Aborted to stop early (Ctrl-C): no batch is read or submitted after it, the accepted ones are
    * followed to their end and their errors written, and the outcome says what was not submitted.
@@ -40,6 +44,8 @@ export interface IngestOutcome extends Counts {
   stopped: string | undefined;
   /** Whether `signal` stopped the run. */
   interrupted: boolean;
+  /** Whether any item failed, a replayed batch's included (the first run's failures are still failures). */
+  anyFailed: boolean;
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -53,7 +59,7 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  */
 export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   const startedAt = performance.now();
-  const counts: Counts = { read: 0, submitted: 0, upserted: 0, failed: 0 };
+  const counts: Counts = { read: 0, submitted: 0, upserted: 0, failed: 0, replayed: 0 };
   const errors = await ErrorsFile.open(run.errorsPath);
   /** Aborted by the first error or by `run.signal`: no batch is read or submitted after it. */
   const stop = new AbortController();
@@ -69,6 +75,8 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   const unsubmitted: number[] = [];
   let readAll = false;
   let readFailed = false;
+  /** Failed items of replayed batches: in `replayed`, yet the file has failures. */
+  let replayedFailures = 0;
   /** The first position after the last batch handed to a worker, and that batch's seq. */
   let batchedUpTo = 0;
   let lastSeq = 0;
@@ -98,11 +106,9 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       );
     }
   }
-  const cut = batchesOf(wellFormed(), { size: run.batchSize });
-  const batches: AsyncGenerator<Batch & { keyBase?: string }> =
-    run.idempotencyKeys === false ? cut : withKeys(cut);
+  const batches = batchesOf(wellFormed(), { size: run.batchSize });
 
-  const nextBatch = async (): Promise<(Batch & { keyBase?: string }) | undefined> => {
+  const nextBatch = async (): Promise<Batch | undefined> => {
     try {
       const next = await batches.next();
       if (next.done) {
@@ -125,9 +131,10 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
 
   /**
    * Follows an accepted part until terminal and writes its errors, with the items' file positions;
-   * returns its terminal status.
+   * returns its terminal status. A replayed part's errors are written too (the errors file lists
+   * every failed item of the file), but its items count as replayed, not as upserted or failed.
    */
-  const follow = async (positions: readonly number[], batchId: string) => {
+  const follow = async (positions: readonly number[], batchId: string, replayed: boolean) => {
     const final = await run.client.waitUntilTerminal(batchId);
     for await (const page of run.client.errorRecords(batchId)) {
       for (const record of page) {
@@ -141,8 +148,13 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
         });
       }
     }
-    counts.upserted += final.upserted;
-    counts.failed += final.failed;
+    if (replayed) {
+      counts.replayed += positions.length;
+      replayedFailures += final.failed;
+    } else {
+      counts.upserted += final.upserted;
+      counts.failed += final.failed;
+    }
     return final.status;
   };
 
@@ -165,18 +177,20 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       const batch = await nextBatch();
       if (!batch) return;
       const report: BatchReport = { seq: batch.seq, positions: batch.positions, parts: [], unsent: false };
-      for await (const part of submitInParts(run.client, batch, stop.signal, batch.keyBase)) {
+      const label = run.labelOf?.(batch.seq);
+      for await (const part of submitInParts(run.client, batch, stop.signal, { runId: run.runId, label })) {
         switch (part.kind) {
           case 'accepted':
             release();
             counts.submitted += part.positions.length;
             run.progress.update(counts);
             try {
-              report.parts.push({ id: part.batchId, status: await follow(part.positions, part.batchId) });
+              const status = await follow(part.positions, part.batchId, part.replayed);
+              report.parts.push({ id: part.batchId, status, replayed: part.replayed });
             } catch (error) {
               // The other batches in flight are still followed to their end; this one is reported.
               unknown.push({ batchId: part.batchId, positions: part.positions });
-              report.parts.push({ id: part.batchId, status: 'outcome unknown' });
+              report.parts.push({ id: part.batchId, status: 'outcome unknown', replayed: part.replayed });
               fail(error);
             }
             break;
@@ -221,5 +235,6 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     seconds: (performance.now() - startedAt) / 1000,
     stopped,
     interrupted,
+    anyFailed: counts.failed + replayedFailures > 0,
   };
 }

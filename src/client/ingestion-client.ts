@@ -41,6 +41,16 @@ export interface PreviewAnswer {
   }>;
 }
 
+/**
+ * The 202 of a submission; `replayed` when the service answered with `Idempotent-Replayed: true`
+ * (CONTRACT §10.2): the key's batch was stored before, and nothing was stored now.
+ */
+export interface SubmitAnswer {
+  batch_id: string;
+  received_count: number;
+  replayed: boolean;
+}
+
 /** A refusal that waiting will not cure (401, 403, 4xx), or a 5xx / network failure after every retry. */
 export class ClientError extends Error {
   constructor(
@@ -89,8 +99,8 @@ export interface IngestionClient {
    */
   submit(
     bodyJson: string,
-    options?: { signal?: AbortSignal; idempotencyKey?: string },
-  ): Promise<{ batch_id: string; received_count: number }>;
+    options?: { signal?: AbortSignal; idempotencyKey?: string; label?: string },
+  ): Promise<SubmitAnswer>;
   /** What the service says submitting the envelope would do (CONTRACT §10.3); nothing is stored. */
   preview(bodyJson: string, options?: { signal?: AbortSignal }): Promise<PreviewAnswer>;
   /** Polls a batch until its state is terminal; resolves with that final record. */
@@ -146,6 +156,7 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
     body?: string,
     signal?: AbortSignal,
     extraHeaders: Record<string, string> = {},
+    read: (response: Response) => Promise<T> = async (response) => (await response.json()) as T,
   ): Promise<T> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${options.token}`,
@@ -166,7 +177,7 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
           signal: AbortSignal.timeout(timeout),
         });
         answered = true;
-        if (response.ok) return (await response.json()) as T;
+        if (response.ok) return await read(response);
         status = response.status;
         problem = await readProblem(response);
         const { detail, errors } = problem;
@@ -207,13 +218,23 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
 
   return {
     // Every attempt of a submission carries the same key, so a retry after a lost answer is a replay.
-    submit: (bodyJson, { signal, idempotencyKey } = {}) =>
+    submit: (bodyJson, { signal, idempotencyKey, label } = {}) =>
       call(
         'POST',
-        '/products/ingestions',
+        label === undefined
+          ? '/products/ingestions'
+          : `/products/ingestions?label=${encodeURIComponent(label)}`,
         bodyJson,
         signal,
         idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
+        async (response): Promise<SubmitAnswer> => {
+          const { batch_id, received_count } = (await response.json()) as Omit<SubmitAnswer, 'replayed'>;
+          return {
+            batch_id,
+            received_count,
+            replayed: response.headers.get('idempotent-replayed') === 'true',
+          };
+        },
       ),
 
     preview: (bodyJson, { signal } = {}) => call('POST', '/products/ingestions/preview', bodyJson, signal),

@@ -1,11 +1,16 @@
 import { describePositions } from './batches.ts';
 
-/** The running totals of an ingestion, in items. */
+/**
+ * The running totals of an ingestion, in items. `replayed` counts the items of batches the service
+ * answered as replays (stored by an earlier attempt of the run, CONTRACT §11.6); they are in neither
+ * `upserted` nor `failed`, so that `upserted + failed + replayed` is what was read once a run ends.
+ */
 export interface Counts {
   read: number;
   submitted: number;
   upserted: number;
   failed: number;
+  replayed: number;
 }
 
 /** What became of one batch cut from the file, once all of it is settled. */
@@ -16,9 +21,10 @@ export interface BatchReport {
   positions: readonly number[];
   /**
    * Each part the service accepted, by its batch id and terminal status (a batch refused as a whole
-   * is sent again in halves); `status` is `outcome unknown` when it could not be read.
+   * is sent again in halves); `status` is `outcome unknown` when it could not be read; `replayed`
+   * when the service answered its submission as a replay.
    */
-  parts: Array<{ id: string; status: string }>;
+  parts: Array<{ id: string; status: string; replayed: boolean }>;
   /** Whether some of its items were not submitted (the run was stopping). */
   unsent: boolean;
 }
@@ -27,7 +33,7 @@ export interface BatchReport {
 export interface Progress {
   /** Counts changed (an item read, a batch submitted); redraws the line on a terminal. */
   update(counts: Counts): void;
-  /** The file is read to its end, cut into `count` batches in all. */
+  /** The file is, or will be, cut into `count` batches in all. */
   batchesCut(count: number): void;
   /** A batch is settled: every part terminal and its errors written, or not sent. */
   batchDone(counts: Counts, batch: BatchReport): void;
@@ -42,20 +48,21 @@ const REDRAW_EVERY_MS = 200;
 /** `12 000 read, …, 812 items/s`: the totals and the settle rate since `startedAt`. */
 export function describeCounts(counts: Counts, startedAt: number): string {
   const seconds = Math.max(0.001, (performance.now() - startedAt) / 1000);
-  const rate = Math.round((counts.upserted + counts.failed) / seconds);
+  const rate = Math.round((counts.upserted + counts.failed + counts.replayed) / seconds);
   return (
     `read ${counts.read}, submitted ${counts.submitted}, upserted ${counts.upserted}, ` +
-    `failed ${counts.failed}, ${rate} items/s`
+    `failed ${counts.failed}, ${counts.replayed > 0 ? `replayed ${counts.replayed}, ` : ''}${rate} items/s`
   );
 }
 
 /**
  * `batch 3 of 12 (positions 2000–2999) 01934f5e-… completed_with_errors`: which batch, and what
- * became of it. `of 12` once the file has been read to its end.
+ * became of it, `replayed` after a part the service had stored before. `of 12` once the number of
+ * batches is known.
  */
 export function describeBatch(batch: BatchReport, total: number | null): string {
   const of = total === null ? '' : ` of ${total}`;
-  const parts = batch.parts.map((part) => `${part.id} ${part.status}`);
+  const parts = batch.parts.map((part) => `${part.id} ${part.status}${part.replayed ? ' replayed' : ''}`);
   if (batch.unsent) parts.push(parts.length === 0 ? 'not submitted' : 'the rest not submitted');
   // No part accepted and none unsent: the service refused each item on its own.
   const outcome = parts.join(', ') || 'every item refused';

@@ -55,7 +55,7 @@ void describe('npm run ingest against a running service', () => {
     assert.match(
       output.at(-1)!,
       new RegExp(
-        `^2500 items: 2496 upserted, 4 failed \\(errors in ${errorsPath.replace(/\./g, '\\.')}\\), \\d+\\.\\d s$`,
+        `^2500 items: 2496 upserted, 4 failed, 0 replayed \\(errors in ${errorsPath.replace(/\./g, '\\.')}\\), \\d+\\.\\d s$`,
       ),
     );
     // A line per batch, in batch order, naming the positions it holds (a blank line is no item);
@@ -102,7 +102,7 @@ void describe('npm run ingest against a running service', () => {
     });
 
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^1200 items: 1200 upserted, 0 failed, \d+\.\d s\n$/);
+    assert.match(run.stderr, /^1200 items: 1200 upserted, 0 failed, 0 replayed, \d+\.\d s\n$/);
     await assert.rejects(fs.stat(`${file}.errors.jsonl`), { code: 'ENOENT' });
     const products = await service.allProducts(tenant);
     assert.equal(products.length, 1200);
@@ -138,7 +138,7 @@ void describe('npm run ingest against a running service', () => {
     assert.doesNotMatch(flagged.stderr, new RegExp(token.replace(/\./g, '\\.')));
     const fromEnv = await ingest([file, '--url', url, '--quiet'], { INGEST_TOKEN: token });
     assert.equal(fromEnv.code, 0, fromEnv.stderr);
-    assert.match(fromEnv.stderr, /^1 item: 1 upserted, 0 failed, \d+\.\d s\n$/);
+    assert.match(fromEnv.stderr, /^1 item: 1 upserted, 0 failed, 0 replayed, \d+\.\d s\n$/);
   });
 
   void test('nothing listening at --url on the first request: exit 1 at once, with a hint about --url', async () => {
@@ -216,6 +216,6 @@ void describe('npm run ingest against a running service', () => {
       },
     );
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^1 item: 1 upserted, 0 failed, \d+\.\d s\n$/);
+    assert.match(run.stderr, /^1 item: 1 upserted, 0 failed, 0 replayed, \d+\.\d s\n$/);
   });
 });

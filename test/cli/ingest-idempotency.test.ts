@@ -5,9 +5,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
-import { BatchKeys, partKey } from '../../src/client/idempotency-keys.ts';
 
-/** `npm run ingest`'s use of CONTRACT §10.2 (Idempotency-Key per batch) and §10.3 (--dry-run). */
+/** `npm run ingest -- --dry-run` (CONTRACT §10.3); runs and their Idempotency-Keys are in ingest-runs.test.ts. */
 
 let service: CliService;
 before(async () => {
@@ -16,8 +15,6 @@ before(async () => {
 after(async () => {
   await service?.stop();
 });
-
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
 /** The tenant's batch ids, from the service's list. */
 async function batchIds(tenant: string): Promise<string[]> {
@@ -40,54 +37,6 @@ const run = (file: string, tenant: string, ...args: string[]) =>
   ingest([file, '--url', service.url, '--tenant', tenant, '--batch-size', '2', ...args], {
     AUTH_JWT_SECRET: service.secret,
   });
-
-describe('Idempotency-Key per batch', () => {
-  void test('a second run of the same file replays its batches: same batch ids, no new batch', async () => {
-    const tenant = `cli-idem-${randomUUID()}`;
-    const file = await writeLines(
-      'twice',
-      Array.from({ length: 5 }, () => product()),
-    );
-    const first = await run(file, tenant);
-    assert.equal(first.code, 0, first.stderr);
-    const stored = await batchIds(tenant);
-    assert.equal(stored.length, 3);
-    assert.deepEqual([...new Set(first.stderr.match(UUID))].sort(), stored);
-
-    const second = await run(file, tenant);
-    assert.equal(second.code, 0, second.stderr);
-    assert.deepEqual(await batchIds(tenant), stored);
-    assert.deepEqual([...new Set(second.stderr.match(UUID))].sort(), stored);
-    assert.match(second.stderr.trim().split('\n').at(-1)!, /^5 items: 5 upserted, 0 failed, /);
-  });
-
-  void test('--fresh sends no key: the same file is stored again', async () => {
-    const tenant = `cli-fresh-${randomUUID()}`;
-    const file = await writeLines('fresh', [product(), product()]);
-    assert.equal((await run(file, tenant)).code, 0);
-    assert.equal((await run(file, tenant, '--fresh')).code, 0);
-    assert.equal((await batchIds(tenant)).length, 2);
-  });
-
-  void test('a key covers the file up to its batch and the part’s positions', () => {
-    const batch = (texts: string[], from: number) => ({ texts, positions: texts.map((_, i) => from + i) });
-    const keysOf = (files: string[][]) => {
-      const keys = new BatchKeys();
-      return files.map((texts, n) => partKey(keys.next(batch(texts, n * 2)), batch(texts, n * 2)));
-    };
-    const original = keysOf([['{"a":1}', '{"b":2}'], ['{"c":3}']]);
-    assert.deepEqual(keysOf([['{"a":1}', '{"b":2}'], ['{"c":3}']]), original);
-    // An edit in the first batch changes every key from there on; one in the last, only the last.
-    const early = keysOf([['{"a":9}', '{"b":2}'], ['{"c":3}']]);
-    assert.notEqual(early[0], original[0]);
-    assert.notEqual(early[1], original[1]);
-    const late = keysOf([['{"a":1}', '{"b":2}'], ['{"c":9}']]);
-    assert.equal(late[0], original[0]);
-    assert.notEqual(late[1], original[1]);
-    for (const key of original) assert.match(key, /^[\x21-\x7E]{1,255}$/);
-    assert.match(original[1]!, /-2-1$/);
-  });
-});
 
 describe('--dry-run', () => {
   void test('prints the summary, writes each item’s action and changes, and stores nothing', async () => {

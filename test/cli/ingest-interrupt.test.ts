@@ -70,7 +70,7 @@ void describe('npm run ingest interrupted with Ctrl-C', () => {
     assert.equal(end, output.length - 3, run.stderr);
     const unsent = notSubmitted(output[end + 1]!, ITEMS);
     const summary =
-      /^stopped: (\d+) items read, (\d+) submitted, (\d+) upserted, (\d+) failed \(errors in (.+)\), \d+\.\d s$/.exec(
+      /^stopped: (\d+) items read, (\d+) submitted, (\d+) upserted, (\d+) failed, 0 replayed \(errors in (.+)\), \d+\.\d s$/.exec(
         output[end + 2]!,
       );
     assert.ok(summary, output[end + 2]);

@@ -51,7 +51,9 @@ void describe('npm run ingest: the input and the errors file', () => {
     assert.equal(result.code, 2, result.stderr);
     assert.match(
       result.stderr,
-      new RegExp(`^3 items: 2 upserted, 1 failed \\(errors in ${errorsPath}\\), \\d+\\.\\d s\\n$`),
+      new RegExp(
+        `^3 items: 2 upserted, 1 failed, 0 replayed \\(errors in ${errorsPath}\\), \\d+\\.\\d s\\n$`,
+      ),
     );
     const [line, ...rest] = await readErrorLines(errorsPath);
     assert.deepEqual(rest, []);
@@ -74,7 +76,7 @@ void describe('npm run ingest: the input and the errors file', () => {
     await reader.close();
 
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /^3 items: 3 upserted, 0 failed, \d+\.\d s\n$/);
+    assert.match(result.stderr, /^3 items: 3 upserted, 0 failed, 0 replayed, \d+\.\d s\n$/);
     await assert.rejects(fs.stat(errorsPath), { code: 'ENOENT' });
     assert.equal((await service.allProducts(tenant)).length, 3);
   });
@@ -137,7 +139,7 @@ void describe('npm run ingest: the input and the errors file', () => {
         env: { PATH: process.env.PATH, ...env },
       },
     );
-    assert.match(stdout, /^2 items: 2 upserted, 0 failed, \d+\.\d s\nexit 0\n$/);
+    assert.match(stdout, /^2 items: 2 upserted, 0 failed, 0 replayed, \d+\.\d s\nexit 0\n$/);
     assert.equal(await fs.readlink(stderrLink), '/proc/self/fd/2');
   });
 

@@ -41,7 +41,9 @@ void describe('npm run ingest: items the service refuses on their own', () => {
     assert.equal(run.code, 2, run.stderr);
     assert.match(
       run.stderr,
-      new RegExp(`^3 items: 2 upserted, 1 failed \\(errors in ${errorsPath}\\), \\d+\\.\\d s\\n$`),
+      new RegExp(
+        `^3 items: 2 upserted, 1 failed, 0 replayed \\(errors in ${errorsPath}\\), \\d+\\.\\d s\\n$`,
+      ),
     );
     assert.deepEqual(await readErrorLines(errorsPath), [
       {
@@ -74,7 +76,9 @@ void describe('npm run ingest: items the service refuses on their own', () => {
     assert.equal(run.code, 2, run.stderr);
     assert.match(
       run.stderr,
-      new RegExp(`^9 items: 8 upserted, 1 failed \\(errors in ${errorsPath}\\), \\d+\\.\\d s\\n$`),
+      new RegExp(
+        `^9 items: 8 upserted, 1 failed, 0 replayed \\(errors in ${errorsPath}\\), \\d+\\.\\d s\\n$`,
+      ),
     );
     assert.deepEqual(await readErrorLines(errorsPath), [
       {

@@ -20,8 +20,8 @@ void describe('submitting a batch in parts', () => {
     await service.close();
 
     assert.deepEqual(seen, [
-      [{ kind: 'accepted', positions: [4, 5], batchId: 'b-2' }, []],
-      [{ kind: 'accepted', positions: [6], batchId: 'b-3' }, []],
+      [{ kind: 'accepted', positions: [4, 5], batchId: 'b-2', replayed: false }, []],
+      [{ kind: 'accepted', positions: [6], batchId: 'b-3', replayed: false }, []],
     ]);
     assert.deepEqual(batch, { positions: [4, 5, 6], texts: [] });
   });

@@ -34,7 +34,7 @@ void describe('ingestion client retries', () => {
     });
     const body = '{"items":[1,{"a":1.10}]}';
     const started = performance.now();
-    assert.deepEqual(await client.submit(body), { batch_id: 'b-1', received_count: 2 });
+    assert.deepEqual(await client.submit(body), { batch_id: 'b-1', received_count: 2, replayed: false });
     assert.ok(performance.now() - started >= 1000, 'waited the second Retry-After asked for');
     assert.deepEqual(waits, [
       ['POST /products/ingestions answered 429 (slow down)', 1000],
@@ -108,5 +108,30 @@ void describe('ingestion client retries', () => {
       message: `cannot reach ${gone.url}: ECONNREFUSED (check --url)`,
     });
     assert.deepEqual(retries, []);
+  });
+
+  void test('a label goes in the query, escaped; a replay is told by Idempotent-Replayed: true', async () => {
+    const answers: Answer[] = [
+      accepted('b-1', 1),
+      { ...accepted('b-1', 1), headers: { 'idempotent-replayed': 'true' } },
+    ];
+    const service = await fakeService(() => answers.shift()!);
+    const client = createIngestionClient({ baseUrl: service.url, token: 'tok', backoffMs: [] });
+    const options = { idempotencyKey: 'k', label: 'feed & co 1/2' };
+    assert.deepEqual(await client.submit('{"items":[1]}', options), {
+      batch_id: 'b-1',
+      received_count: 1,
+      replayed: false,
+    });
+    assert.deepEqual(await client.submit('{"items":[1]}', options), {
+      batch_id: 'b-1',
+      received_count: 1,
+      replayed: true,
+    });
+    await service.close();
+    assert.deepEqual(
+      service.requests.map((r) => r.url),
+      Array(2).fill('/products/ingestions?label=feed%20%26%20co%201%2F2'),
+    );
   });
 });

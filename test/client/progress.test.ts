@@ -9,7 +9,7 @@ test('a batch is named by its number, of how many once known, its positions and 
   const whole: BatchReport = {
     seq: 3,
     positions: range(2000, 2999),
-    parts: [{ id: 'b-3', status: 'completed' }],
+    parts: [{ id: 'b-3', status: 'completed', replayed: false }],
     unsent: false,
   };
   assert.equal(describeBatch(whole, 12), 'batch 3 of 12 (positions 2000–2999) b-3 completed');
@@ -18,14 +18,24 @@ test('a batch is named by its number, of how many once known, its positions and 
     seq: 4,
     positions: [...range(3000, 3009), 3011],
     parts: [
-      { id: 'b-4a', status: 'completed' },
-      { id: 'b-4b', status: 'outcome unknown' },
+      { id: 'b-4a', status: 'completed', replayed: false },
+      { id: 'b-4b', status: 'outcome unknown', replayed: false },
     ],
     unsent: true,
   };
   assert.equal(
     describeBatch(split, null),
     'batch 4 (positions 3000–3009, 3011) b-4a completed, b-4b outcome unknown, the rest not submitted',
+  );
+  const replayed: BatchReport = {
+    seq: 1,
+    positions: range(0, 999),
+    parts: [{ id: 'b-1', status: 'completed_with_errors', replayed: true }],
+    unsent: false,
+  };
+  assert.equal(
+    describeBatch(replayed, 2),
+    'batch 1 of 2 (positions 0–999) b-1 completed_with_errors replayed',
   );
   assert.equal(
     describeBatch({ seq: 5, positions: [7], parts: [], unsent: false }, 5),
@@ -38,15 +48,15 @@ test('lines wait for every earlier batch; a batch of which nothing was sent has 
   const written: string[] = [];
   stream.on('data', (chunk: Buffer) => written.push(chunk.toString()));
   const progress = createProgress(stream, { quiet: false, startedAt: 0 });
-  const counts = { read: 4, submitted: 4, upserted: 4, failed: 0 };
+  const counts = { read: 4, submitted: 4, upserted: 4, failed: 0, replayed: 0 };
   const done = (seq: number, parts: BatchReport['parts'], unsent = false) =>
     progress.batchDone(counts, { seq, positions: [seq - 1], parts, unsent });
-  done(2, [{ id: 'b-2', status: 'completed' }]);
+  done(2, [{ id: 'b-2', status: 'completed', replayed: false }]);
   assert.deepEqual(written, []);
   progress.batchesCut(4);
-  done(1, [{ id: 'b-1', status: 'completed' }]);
+  done(1, [{ id: 'b-1', status: 'completed', replayed: false }]);
   done(4, [], true);
-  done(3, [{ id: 'b-3', status: 'failed' }]);
+  done(3, [{ id: 'b-3', status: 'failed', replayed: false }]);
   assert.deepEqual(
     written
       .join('')

@@ -223,11 +223,12 @@ describe('GET /products/ingestions?label=', () => {
 
   test('an empty, too long or control-character filter: 400 at parameter label', async () => {
     const { token } = await fresh();
-    for (const [query, message] of [
+    const cases: Array<[string, string]> = [
       ['label=', 'label must not be empty.'],
       [`label=${'x'.repeat(201)}`, 'label must be at most 200 characters.'],
       ['label=a%0Ab', 'label must not hold control characters.'],
-    ]) {
+    ];
+    for (const [query, message] of cases) {
       const res = await svc.request({ method: 'GET', url: `${PATH}?${query}`, token });
       const body = assertProblem(res, {
         slug: 'validation-error',
