@@ -70,6 +70,7 @@ export const batchView: View = (main, { id }) => {
       h(
         'dl',
         { class: 'facts' },
+        ...(batch.label === undefined ? [] : [fact('Label', batch.label)]),
         fact('Status', statusBadge(batch.status)),
         fact('Progress', batchProgress(batch)),
         fact('Received', batch.received_count),

@@ -54,9 +54,10 @@ export const batchesView: View = (main) => {
       body,
       table(
         'Batches, newest first',
-        ['Batch', 'Status', 'Progress', 'Received', 'Upserted', 'Failed', 'Created', 'Updated'],
+        ['Batch', 'Label', 'Status', 'Progress', 'Received', 'Upserted', 'Failed', 'Created', 'Updated'],
         data.map((batch) => [
           h('a', { href: `#/batches/${encodeURIComponent(batch.batch_id)}`, class: 'mono' }, batch.batch_id),
+          batch.label ?? '',
           statusBadge(batch.status),
           batchProgress(batch),
           batch.received_count,
