@@ -50,7 +50,7 @@ export interface CatalogService {
 }
 
 /** A change made through the API rather than by a batch: no batch, no item, no label. */
-const apiSource = (tenantId: string) => ({ tenantId, batchId: null, label: null });
+const apiSource = (tenantId: string) => ({ tenantId, batchId: null });
 
 // U+0000 cannot be stored (items holding it are refused), and PostgreSQL text cannot hold it.
 const storable = (key: string) => !key.includes('\u0000');

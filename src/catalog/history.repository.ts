@@ -42,17 +42,20 @@ const NEXT_N = (externalId: string) =>
  */
 export async function insertHistory(
   tx: Queryable,
-  source: { tenantId: string; batchId: string | null; label: string | null },
+  source: { tenantId: string; batchId: string | null },
   entries: readonly NewHistoryEntry[],
 ): Promise<void> {
   if (entries.length === 0) return;
+  // The label is the batch's own (null for an API delete, or a batch without one), read here so
+  // that the batch row stays its one source.
   await tx.query(
     `INSERT INTO product_history (tenant_id, external_id, n, at, action, batch_id, item_index, label, diff)
      SELECT $1, x.external_id, ${NEXT_N('x.external_id')} + x.ordinal, date_trunc('milliseconds', now()),
-            x.action, $2, x.item_index, $3, x.diff
-     FROM json_to_recordset($4::json)
+            x.action, $2, x.item_index,
+            (SELECT b.label FROM batches b WHERE b.tenant_id = $1 AND b.id = $2::uuid), x.diff
+     FROM json_to_recordset($3::json)
        AS x(external_id text, ordinal int, action text, item_index int, diff json)`,
-    [source.tenantId, source.batchId, source.label, JSON.stringify(entries)],
+    [source.tenantId, source.batchId, JSON.stringify(entries)],
   );
 }
 

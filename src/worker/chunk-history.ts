@@ -43,7 +43,6 @@ export async function recordChunkHistory(
         : applied.diff;
     entries.push({ external_id: item.external_id, ordinal, action: applied.action, item_index: index, diff });
   }
-  // Batches carry no label yet (§11.1 lands separately); the entry's column waits for it.
-  await insertHistory(tx, { tenantId: batch.tenantId, batchId: batch.batchId, label: null }, entries);
+  await insertHistory(tx, { tenantId: batch.tenantId, batchId: batch.batchId }, entries);
   return true;
 }

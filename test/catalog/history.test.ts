@@ -76,6 +76,25 @@ const lamp = (overrides: Item = {}, variantOverrides: Item = {}) =>
   });
 
 void describe('GET /products/{external_id}/history', () => {
+  void test("an entry carries its batch's label when the batch has one, and none otherwise", async () => {
+    const token = await svc.token(svc.tenant('hist-label'));
+    const res = await svc.request({
+      method: 'POST',
+      url: `/products/ingestions?label=${encodeURIComponent('feed.csv 1/2')}`,
+      token,
+      json: { items: [lamp()] },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const labelled = res.json<{ batch_id: string }>().batch_id;
+    assert.equal((await svc.waitForTerminal(token, labelled)).status, 'completed');
+    const unlabelled = await submitAndWait(token, [lamp({ name: 'Arc lamp, brass' })]);
+    const [update, create] = await allEntries(token, 'lamp-1');
+    assert.equal(create!.batch_id, labelled);
+    assert.equal(create!.label, 'feed.csv 1/2');
+    assert.equal(update!.batch_id, unlabelled);
+    assert.equal('label' in update!, false);
+  });
+
   void test('a create records one add of the whole product at path "", as the product reads without timestamps', async () => {
     const token = await svc.token(svc.tenant('hist-create'));
     const batchId = await submitAndWait(token, [product(), lamp()]);
