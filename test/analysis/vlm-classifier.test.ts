@@ -117,19 +117,24 @@ void test('without a fallback a failing endpoint is an error; with one, the loca
   assert.ok(logged[0] instanceof VlmError);
 });
 
-void test('the service uses the endpoint when configured, the local model as its fallback', async () => {
-  reply = {
-    content:
-      '{"scene":"interior","roomType":"living_room","confidence":0.8,"sceneConfidence":0.95,"personInFrame":true}',
-  };
-  const local = fakeClassifier();
+/** The room photo analyzed by a service that asks the stand-in endpoint, with `local` as fallback. */
+function analyzeWithEndpoint(local: ReturnType<typeof fakeClassifier>) {
   const service = createAnalysisService({
     classifier: local,
     decode: decodeForTests,
     allowPrivateHosts: true,
     vlm: config,
   });
-  const result = await service.analyze([images.url('/room.jpg')]);
+  return service.analyze([images.url('/room.jpg')]);
+}
+
+void test('the service uses the endpoint when configured, the local model as its fallback', async () => {
+  reply = {
+    content:
+      '{"scene":"interior","roomType":"living_room","confidence":0.8,"sceneConfidence":0.95,"personInFrame":true}',
+  };
+  const local = fakeClassifier();
+  const result = await analyzeWithEndpoint(local);
   assert.deepEqual(result.images[0], {
     isStageable: false,
     roomType: 'living_room',
@@ -153,13 +158,7 @@ void test('an empty living room, which the local model leaves unknown, is named 
   };
   received = [];
   const local = fakeClassifier(() => verdict({ roomType: 'unknown', furnished: false }));
-  const service = createAnalysisService({
-    classifier: local,
-    decode: decodeForTests,
-    allowPrivateHosts: true,
-    vlm: config,
-  });
-  const result = await service.analyze([images.url('/room.jpg')]);
+  const result = await analyzeWithEndpoint(local);
   assert.deepEqual(result.images[0], {
     isStageable: true,
     roomType: 'living_room',
