@@ -12,22 +12,22 @@ import { onInterrupt } from './interrupts.ts';
 import { DEFAULT_BATCH_SIZE, finishRun, planRun } from './run-plan.ts';
 
 /**
- * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl]
+ * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl|csv|xlsx]
  * [--batch-size N] [--concurrency N] [--quiet] [--label TEXT] [--resume] [--state PATH]
- * [--dry-run [--preview PATH]]` ingests a JSON or JSONL file of any size as one run (CONTRACT §11.6),
+ * [--dry-run [--preview PATH]]` ingests a JSON, JSONL, CSV or XLSX file (docs/spreadsheets.md) of any size as one run (CONTRACT §11.6),
  * or with --dry-run says what it would do, storing nothing (docs/cli.md). Exit code: 0 every item
  * upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable, token refused, nothing
  * to resume), 130 interrupted (SIGINT, SIGTERM).
  */
 
 const USAGE = `usage: npm run ingest -- <file> [options]
-  <file>                 a JSON or JSONL file, a pipe, or - for standard input
+  <file>                 a JSON, JSONL, CSV or XLSX file, a pipe, or - for standard input (JSON only)
   --url <url>            the service (default: env INGEST_URL, else http://127.0.0.1:3000)
   --token <jwt>          bearer token (default: env INGEST_TOKEN, which keeps it off the command line)
   --tenant <tenant>      mint a token for this tenant with the service's secret, like npm run token
   --errors <path>        where failed items are written (default <file>.errors.jsonl;
                          required when <file> is not a regular file)
-  --format json|jsonl    default: jsonl for .jsonl/.ndjson, else json
+  --format <format>      json, jsonl, csv or xlsx; default: by extension (.jsonl/.ndjson, .csv, .xlsx), else json
                          (required when <file> is not a regular file)
   --batch-size <n>       items per batch, 1–1000 (default 1000)
   --concurrency <n>      batches in flight, 1–16 (default 2)

@@ -35,6 +35,12 @@ export async function checkIngestPaths(
   if (file === STDIN || !input.isFile()) {
     const what = file === STDIN ? 'standard input' : `${file}, which is not a regular file,`;
     if (options.format === undefined) throw new UsageError(`reading ${what} needs --format json|jsonl`);
+    if (options.format === 'csv' || options.format === 'xlsx') {
+      // A spreadsheet is read twice: checked whole before anything is sent (CONTRACT §11.5), then sent.
+      throw new UsageError(
+        `reading ${what} as ${options.format} is not possible: a spreadsheet must be a file`,
+      );
+    }
     if (options.errors === undefined) throw new UsageError(`reading ${what} needs --errors <path>`);
   }
   const errorsPath = options.errors ?? `${file}.errors.jsonl`;

@@ -1,8 +1,9 @@
 import { batchesOf, type Batch, type WellFormedItem } from './batches.ts';
 import { submitInParts } from './batch-submission.ts';
-import { CLIENT_ERROR_CODES, ErrorsFile, unbatchedLine } from './errors-file.ts';
+import { ErrorsFile, unbatchedLine, type ErrorLine } from './errors-file.ts';
 import type { IngestionClient } from './ingestion-client.ts';
-import { inputName, readItems, type FileFormat } from './json-stream.ts';
+import { inputName, readItems, unsentErrors, type FileFormat, type SourceItem } from './json-stream.ts';
+import { placeErrors } from '../spreadsheets/sheet-items.ts';
 import type { BatchReport, Counts, Progress } from './progress.ts';
 import { describeUndone, type UnknownOutcome } from './run-report.ts';
 
@@ -86,22 +87,32 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     stop.abort();
   };
 
-  /** The well-formed items; a malformed one is counted as failed and written to the errors file here. */
+  /**
+   * Where the fields of a spreadsheet's items in flight are, by position, so their errors name row
+   * and column (CONTRACT §11.5); an entry goes once the item's errors are written.
+   */
+  const places = new Map<number, NonNullable<SourceItem['locate']>>();
+  const placed = (position: number, errors: ErrorLine['errors']) => {
+    const locate = places.get(position);
+    return locate === undefined ? errors : placeErrors(errors, locate);
+  };
+
+  /** The items to send; one that cannot be (not JSON, bad spreadsheet cells) is counted as failed here. */
   async function* wellFormed(): AsyncGenerator<WellFormedItem> {
     for await (const item of readItems(run.file, run.format)) {
       counts.read++;
       run.progress.update(counts);
       if (item.text !== undefined) {
+        if (item.locate !== undefined) places.set(item.position, item.locate);
         yield { position: item.position, text: item.text };
         continue;
       }
       counts.failed++;
-      const why = `The item at line ${item.line} is not valid JSON: ${item.malformed}`;
       await errors.write(
         unbatchedLine(
           item.position,
-          [{ field: '', code: CLIENT_ERROR_CODES.malformedJson, message: why }],
-          item.line,
+          unsentErrors(item),
+          item.malformed === undefined ? undefined : item.line,
         ),
       );
     }
@@ -138,16 +149,18 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     const final = await run.client.waitUntilTerminal(batchId);
     for await (const page of run.client.errorRecords(batchId)) {
       for (const record of page) {
+        const position = positions[record.index] ?? -1;
         await errors.write({
-          position: positions[record.index] ?? -1,
+          position,
           batch_id: batchId,
           index: record.index,
           external_id: record.external_id,
           sku: record.sku,
-          errors: record.errors,
+          errors: placed(position, record.errors),
         });
       }
     }
+    for (const position of positions) places.delete(position);
     if (replayed) {
       counts.replayed += positions.length;
       replayedFailures += final.failed;
@@ -196,7 +209,8 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
             break;
           case 'refused':
             counts.failed++;
-            await errors.write(unbatchedLine(part.position, part.errors));
+            await errors.write(unbatchedLine(part.position, placed(part.position, part.errors)));
+            places.delete(part.position);
             run.progress.update(counts);
             break;
           case 'unsent':

@@ -1,29 +1,56 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
+import { placeErrors, type SheetItem } from '../spreadsheets/sheet-items.ts';
+import { CLIENT_ERROR_CODES } from './errors-file.ts';
 import { JsonStreamError, splitJsonArray } from './json-splitter.ts';
+import type { FieldError } from './problem-answer.ts';
+import { readSheetItems, type SheetFormat } from './sheet-stream.ts';
 
-/** How a file holds its items: one JSON document (an array, or `{"items": [...]}`), or a value per line. */
-export type FileFormat = 'json' | 'jsonl';
+/**
+ * How a file holds its items: one JSON document (an array, or `{"items": [...]}`), a value per line,
+ * or a spreadsheet in the layout of CONTRACT §11.5.
+ */
+export type FileFormat = 'json' | 'jsonl' | SheetFormat;
 
-/** One item of a file, at its 0-based `position` among the items: its JSON text, or why it is not JSON. */
-export type SourceItem =
-  | { position: number; line: number; text: string; malformed?: undefined }
-  | { position: number; line: number; text?: undefined; malformed: string };
+/**
+ * One item of a file, at its 0-based `position` among the items, starting on `line` (a spreadsheet's
+ * row): its JSON text, or why it cannot be sent (not JSON; errors found in a spreadsheet's cells).
+ * A spreadsheet's item tells where each field of it is (`locate`), so errors can name row and column.
+ */
+export type SourceItem = { position: number; line: number; locate?: SheetItem['locate'] } & (
+  | { text: string; malformed?: undefined; cellErrors?: undefined }
+  | { text?: undefined; malformed: string; cellErrors?: undefined }
+  | { text?: undefined; malformed?: undefined; cellErrors: FieldError[] }
+);
+
+/** The errors of an item that is not sent: that it is not JSON, or what its cells hold wrongly (placed). */
+export function unsentErrors(item: SourceItem & { text?: undefined }): FieldError[] {
+  if (item.malformed === undefined) return item.cellErrors;
+  const message = `The item at line ${item.line} is not valid JSON: ${item.malformed}`;
+  return [{ field: '', code: CLIENT_ERROR_CODES.malformedJson, message }];
+}
 
 /** The file name that means standard input, as in most command-line tools. */
 export const STDIN = '-';
 
 const JSONL_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
+const FORMATS = new Set<string>(['json', 'jsonl', 'csv', 'xlsx']);
 const READ_CHUNK_BYTES = 256 * 1024;
 const OUTER_WHITESPACE = /^[ \t\r\n\uFEFF]+|[ \t\r\n]+$/g;
 
-/** The format of `file`: `explicit` when given, else `.jsonl`/`.ndjson` → jsonl, anything else → json. */
+/**
+ * The format of `file`: `explicit` when given, else `.jsonl`/`.ndjson` → jsonl, `.csv` → csv, `.xlsx` →
+ * xlsx, anything else → json.
+ */
 export function formatOf(file: string, explicit?: string): FileFormat {
-  if (explicit === 'json' || explicit === 'jsonl') return explicit;
+  if (explicit !== undefined && FORMATS.has(explicit)) return explicit as FileFormat;
   if (explicit !== undefined)
-    throw new Error(`--format must be json or jsonl, not ${JSON.stringify(explicit)}`);
-  return JSONL_EXTENSIONS.has(path.extname(file).toLowerCase()) ? 'jsonl' : 'json';
+    throw new Error(`--format must be json, jsonl, csv or xlsx, not ${JSON.stringify(explicit)}`);
+  const extension = path.extname(file).toLowerCase();
+  if (extension === '.csv') return 'csv';
+  if (extension === '.xlsx') return 'xlsx';
+  return JSONL_EXTENSIONS.has(extension) ? 'jsonl' : 'json';
 }
 
 /** `file` as messages name it. */
@@ -90,7 +117,24 @@ export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
   }
 }
 
-/** The items of `file` (`-`: standard input) in `format`. */
+/** The items of a CSV or XLSX file: each item's text, or its cells' errors, with its row and `locate`. */
+async function* readSheet(file: string, format: SheetFormat): AsyncGenerator<SourceItem> {
+  for await (const { position, row, text, cellErrors, locate } of readSheetItems(file, format)) {
+    yield cellErrors.length === 0
+      ? { position, line: row, text, locate }
+      : { position, line: row, cellErrors: placeErrors(cellErrors, locate), locate };
+  }
+}
+
+/** The items of `file` (`-`: standard input, JSON only) in `format`. */
 export function readItems(file: string, format: FileFormat): AsyncGenerator<SourceItem> {
-  return format === 'jsonl' ? readJsonLines(file) : readJsonArray(file);
+  switch (format) {
+    case 'jsonl':
+      return readJsonLines(file);
+    case 'json':
+      return readJsonArray(file);
+    case 'csv':
+    case 'xlsx':
+      return readSheet(file, format);
+  }
 }

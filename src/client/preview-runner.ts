@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
 import { batchesOf, envelope, type WellFormedItem } from './batches.ts';
-import { CLIENT_ERROR_CODES } from './errors-file.ts';
 import type { IngestionClient, PreviewAnswer } from './ingestion-client.ts';
-import { readItems, type FileFormat } from './json-stream.ts';
+import { readItems, unsentErrors, type FileFormat, type SourceItem } from './json-stream.ts';
+import { placeErrors } from '../spreadsheets/sheet-items.ts';
 import type { FieldError } from './problem-answer.ts';
 import { diffText, type DiffElementText } from './diff-text.ts';
 
@@ -57,24 +57,27 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
     if (!stream.write(`${JSON.stringify(line)}\n`)) await once(stream, 'drain');
   };
 
-  /** The well-formed items; a malformed one is written here as `invalid`, as a run would fail it. */
+  /** Where the fields of a spreadsheet's items are, by position, until their lines are written. */
+  const places = new Map<number, NonNullable<SourceItem['locate']>>();
+
+  /** The items to send; one that cannot be (not JSON, bad spreadsheet cells) is written here as `invalid`. */
   async function* wellFormed(): AsyncGenerator<WellFormedItem> {
     for await (const item of readItems(run.file, run.format)) {
       read++;
       if (item.text !== undefined) {
+        if (item.locate !== undefined) places.set(item.position, item.locate);
         yield { position: item.position, text: item.text };
         continue;
       }
-      const message = `The item at line ${item.line} is not valid JSON: ${item.malformed}`;
       await write({
         position: item.position,
-        line: item.line,
+        line: item.malformed === undefined ? undefined : item.line,
         external_id: null,
         action: 'invalid',
         changes: [],
         diff: [],
         shown: [],
-        errors: [{ field: '', code: CLIENT_ERROR_CODES.malformedJson, message }],
+        errors: unsentErrors(item),
       });
     }
   }
@@ -84,7 +87,17 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
       const answer = await run.client.preview(envelope(batch.texts));
       for (const { index, external_id, action, changes, diff = [], errors } of answer.data) {
         const position = batch.positions[index] ?? -1;
-        await write({ position, external_id, action, changes, diff, shown: diff.map(diffText), errors });
+        const locate = places.get(position);
+        places.delete(position);
+        await write({
+          position,
+          external_id,
+          action,
+          changes,
+          diff,
+          shown: diff.map(diffText),
+          errors: locate === undefined ? errors : placeErrors(errors, locate),
+        });
       }
     }
   } finally {

@@ -106,6 +106,17 @@ export class NotAcceptableError extends AppError {
   }
 }
 
+/**
+ * What was asked for cannot be written in the form asked for (an XLSX cell holds at most 32,767
+ * characters, CONTRACT §11.4): 422, before any byte of the answer. The request itself is valid, so
+ * this is a `validation-error` of the selection with HTTP's closer status.
+ */
+export class UnprocessableSelectionError extends AppError {
+  constructor(detail: string) {
+    super('validation-error', detail, { status: 422 });
+  }
+}
+
 /** The request collides with the resource's current state (a limit reached, the last of something). */
 export class ConflictError extends AppError {
   constructor(detail: string) {

@@ -1,10 +1,15 @@
 import { NotAcceptableError } from '../errors/app-errors.ts';
+import { XLSX_TYPE } from '../spreadsheets/sheet-layout.ts';
 import { acceptQuality } from '../http/media-type.ts';
 import type { StoredProduct } from './ingest-parts.ts';
 import { NDJSON_TYPE, ndjsonLines } from './ndjson-writer.ts';
+import { csvChunks } from './csv-writer.ts';
+import { xlsxChunks } from './xlsx-writer.ts';
 
-/** Turns the catalog's pages, as they are read, into the file's text, chunk by chunk. */
-export type ExportWriter = (pages: AsyncIterable<readonly StoredProduct[]>) => AsyncIterable<string>;
+/** Turns the catalog's pages, as they are read, into the file's bytes (or text), chunk by chunk. */
+export type ExportWriter = (
+  pages: AsyncIterable<readonly StoredProduct[]>,
+) => AsyncIterable<string | Uint8Array>;
 
 /** One form of the export (CONTRACT §11.4): the media types it answers and how it is written. */
 export interface ExportFormat {
@@ -16,14 +21,18 @@ export interface ExportFormat {
   readonly fileExtension: string;
   /** Null while the form is defined by the contract but not built yet: asking for it is a 406. */
   readonly write: ExportWriter | null;
+  /** The longest text a cell of this form holds, when it has a limit (CONTRACT §11.4: XLSX's 32,767). */
+  readonly maxTextLength?: number;
 }
 
-export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+/** Excel's limit on the characters of one cell, which the XLSX export keeps (CONTRACT §11.4). */
+export const XLSX_MAX_TEXT_LENGTH = 32_767;
+
+export { XLSX_TYPE };
 
 /**
  * Every form, the default first: on equal preference the earlier one is sent, so no `Accept`, `*\/*`
- * or `application/json` give NDJSON. CSV and XLSX come with the spreadsheet layout (§11.5); a
- * writer here is all they need.
+ * or `application/json` give NDJSON. CSV and XLSX are in the spreadsheet layout (§11.5).
  */
 export const EXPORT_FORMATS: readonly ExportFormat[] = [
   {
@@ -38,9 +47,16 @@ export const EXPORT_FORMATS: readonly ExportFormat[] = [
     alsoFor: [],
     contentType: 'text/csv; charset=utf-8',
     fileExtension: 'csv',
-    write: null,
+    write: csvChunks,
   },
-  { mediaType: XLSX_TYPE, alsoFor: [], contentType: XLSX_TYPE, fileExtension: 'xlsx', write: null },
+  {
+    mediaType: XLSX_TYPE,
+    alsoFor: [],
+    contentType: XLSX_TYPE,
+    fileExtension: 'xlsx',
+    write: xlsxChunks,
+    maxTextLength: XLSX_MAX_TEXT_LENGTH,
+  },
 ];
 
 /** A form that can be written now. */

@@ -36,3 +36,32 @@ export async function readExportPage(
   );
   return row?.page ? (JSON.parse(row.page) as StoredProduct[]) : [];
 }
+
+/**
+ * The first product (by external_id) of the tenant's selection that holds a text longer than
+ * `maxLength` characters in any field of the export (its own, its variants', an image url), or
+ * null. One statement over the selection, read before an export whose form cannot carry such a text.
+ */
+export async function findProductWithLongText(
+  db: Queryable,
+  query: { tenantId: string; prefix: string | null; maxLength: number },
+): Promise<string | null> {
+  const [row] = await db.query<{ external_id: string }>(
+    `SELECT p.external_id
+     FROM products p
+     WHERE p.tenant_id = $1
+       AND ($2::text IS NULL OR (p.external_id >= $2 AND left(p.external_id, char_length($2)) = $2))
+       AND (char_length(p.external_id) > $3 OR char_length(p.name) > $3 OR char_length(p.description) > $3
+         OR char_length(p.style) > $3 OR char_length(p.type) > $3 OR char_length(p.sub_type) > $3
+         OR EXISTS (
+           SELECT 1 FROM variants v
+           WHERE v.tenant_id = p.tenant_id AND v.external_id = p.external_id
+             AND (char_length(v.sku) > $3 OR char_length(v.name) > $3 OR char_length(v.item_url) > $3
+               OR char_length(v.color) > $3 OR char_length(v.brand) > $3
+               OR EXISTS (SELECT 1 FROM jsonb_array_elements(v.images) AS i
+                          WHERE char_length(i->>'url') > $3))))
+     ORDER BY p.external_id LIMIT 1`,
+    [query.tenantId, query.prefix, query.maxLength],
+  );
+  return row?.external_id ?? null;
+}

@@ -6,7 +6,7 @@ import { SCOPES } from '../auth/verify-token.ts';
 import { problemResponses } from '../http/schemas.ts';
 import { FullProductIngest } from '../catalog/product-schema.ts';
 import type { ExportService } from './export.service.ts';
-import { chooseExportFormat } from './export-formats.ts';
+import { chooseExportFormat, XLSX_TYPE } from './export-formats.ts';
 import { NDJSON_TYPE } from './ndjson-writer.ts';
 
 const ExportQuery = Type.Object(
@@ -39,26 +39,34 @@ export async function exportRoutes(
       onRequest: authorize(SCOPES.catalogRead),
       schema: {
         tags: ['catalog'],
-        summary: 'Export the stored products as a file of items (NDJSON), by external_id',
+        summary: 'Export the stored products as a file of items (NDJSON, CSV or XLSX), by external_id',
         description:
-          'One product per line in the ingest shape (no timestamps; `angle` only when one is stored), ' +
-          'so the file can be ingested again. A variant with more than 10 stored images continues on ' +
-          `further lines of its product. Sent for \`Accept: ${NDJSON_TYPE}\`, \`application/json\`, ` +
-          '`*/*` or no Accept; `text/csv` and XLSX are not available yet (406).',
+          'NDJSON: one product per line in the ingest shape (no timestamps; `angle` only when one is ' +
+          'stored), so the file can be ingested again; a variant with more than 10 stored images ' +
+          `continues on further lines of its product. Sent for \`Accept: ${NDJSON_TYPE}\`, ` +
+          '`application/json`, `*/*` or no Accept. `text/csv` and XLSX send the spreadsheet layout ' +
+          '(a row per variant, docs/spreadsheets.md); XLSX answers 422 when a text is longer than a cell holds.',
         querystring: ExportQuery,
         response: {
           200: {
-            description: 'The products, one item per line',
-            content: { [NDJSON_TYPE]: { schema: FullProductIngest } },
+            description: 'The products: one item per line (NDJSON), or a row per variant (CSV, XLSX)',
+            content: {
+              [NDJSON_TYPE]: { schema: FullProductIngest },
+              'text/csv': { schema: Type.String() },
+              [XLSX_TYPE]: { schema: Type.String({ format: 'binary' }) },
+            },
           },
-          ...problemResponses(400, 401, 403, 406),
+          ...problemResponses(400, 401, 403, 406, 422),
         },
       },
     },
     async (request, reply) => {
       reply.header('vary', 'accept');
       const format = chooseExportFormat(request.headers.accept);
-      const pages = await exports.open(principalOf(request).tenantId, { prefix: request.query.prefix });
+      const pages = await exports.open(principalOf(request).tenantId, {
+        prefix: request.query.prefix,
+        maxTextLength: format.maxTextLength,
+      });
       return reply
         .type(format.contentType)
         .header('content-disposition', `attachment; filename="products.${format.fileExtension}"`)

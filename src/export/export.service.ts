@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import type { StoredProduct } from './ingest-parts.ts';
-import { readExportPage } from './export.repository.ts';
+import { findProductWithLongText, readExportPage } from './export.repository.ts';
+import { UnprocessableSelectionError } from '../errors/app-errors.ts';
 
 /** Products read per statement while the catalog is exported. */
 export const EXPORT_PAGE_SIZE = 500;
@@ -11,9 +12,13 @@ export interface ExportService {
    * The tenant's products by external_id (those starting with `prefix`, when given), page by page.
    * The first page is read before this resolves, so a database that fails at once fails the
    * request rather than a response already begun; each later page is read when the one before
-   * has been taken.
+   * has been taken. With `maxTextLength` (a form whose cells have a limit), a selection holding a
+   * longer text is refused first, naming its first product, before any page is read.
    */
-  open(tenantId: string, query: { prefix?: string }): Promise<AsyncIterable<readonly StoredProduct[]>>;
+  open(
+    tenantId: string,
+    query: { prefix?: string; maxTextLength?: number },
+  ): Promise<AsyncIterable<readonly StoredProduct[]>>;
 }
 
 /**
@@ -31,9 +36,22 @@ export function createExportService({
   pageSize?: number;
 }): ExportService {
   return {
-    async open(tenantId, { prefix }) {
+    async open(tenantId, { prefix, maxTextLength }) {
       // PostgreSQL text cannot hold U+0000, so no stored id starts with a prefix holding it.
       if (prefix?.includes('\u0000')) return pagesOf([]);
+      if (maxTextLength !== undefined) {
+        const tooLong = await findProductWithLongText(db, {
+          tenantId,
+          prefix: prefix ?? null,
+          maxLength: maxTextLength,
+        });
+        if (tooLong !== null) {
+          throw new UnprocessableSelectionError(
+            `Product ${JSON.stringify(tooLong)} holds a text longer than ${maxTextLength} characters, ` +
+              'more than an XLSX cell holds; export it as CSV or NDJSON, which carry it in full.',
+          );
+        }
+      }
       const read = async (afterExternalId: string | null) => {
         const rows = await readExportPage(db, {
           tenantId,

@@ -1,0 +1,30 @@
+import { createReadStream } from 'node:fs';
+import { csvRows, type SheetRow } from '../spreadsheets/csv-rows.ts';
+import { checkSheet, sheetItems } from '../spreadsheets/sheet-converter.ts';
+import { xlsxRows } from '../spreadsheets/xlsx-rows.ts';
+import type { SheetItem } from '../spreadsheets/sheet-items.ts';
+
+/** The spreadsheet forms the client reads (CONTRACT §11.5). */
+export type SheetFormat = 'csv' | 'xlsx';
+
+const READ_CHUNK_BYTES = 256 * 1024;
+
+/** The rows of `file`, read from the disk as they are needed. */
+function rowsOf(file: string, format: SheetFormat): AsyncGenerator<SheetRow> {
+  if (format === 'xlsx') return xlsxRows(file);
+  return csvRows(createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES }));
+}
+
+/**
+ * The items of a CSV or XLSX file, by the shared converter. The file is read twice, both times
+ * streamed: first to refuse it for a layout defect (`SheetLayoutError`, naming row and column)
+ * before any item is handed on, so nothing of a refused file is sent; then for its items.
+ */
+export async function* readSheetItems(
+  file: string,
+  format: SheetFormat,
+): AsyncGenerator<SheetItem & { position: number }> {
+  await checkSheet(rowsOf(file, format));
+  let position = 0;
+  for await (const item of sheetItems(rowsOf(file, format))) yield { ...item, position: position++ };
+}

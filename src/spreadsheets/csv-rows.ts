@@ -1,0 +1,76 @@
+import { parse, type CastingContext } from 'csv-parse';
+import { unguardFormula, type SheetCell } from './sheet-cells.ts';
+
+/** A row of a spreadsheet: its number (the header is row 1) and its cells, left to right. */
+export interface SheetRow {
+  row: number;
+  cells: SheetCell[];
+}
+
+/** The CSV separator (CONTRACT §11.5): `,`, or `;` when the header row holds no `,`. */
+export function csvSeparator(start: string): ',' | ';' {
+  const newline = start.search(/[\r\n]/);
+  const header = newline === -1 ? start : start.slice(0, newline);
+  return !header.includes(',') && header.includes(';') ? ';' : ',';
+}
+
+/**
+ * A cell of a CSV record: an empty field unquoted is an empty cell (null, the field absent), `""`
+ * is the empty string; a formula guard written by the export is undone (`'=x` → `=x`).
+ */
+function csvCell(value: string, context: CastingContext): SheetCell {
+  if (value === '' && !context.quoting) return null;
+  return unguardFormula(value);
+}
+
+/** Characters of text read before the separator is chosen: far more than any header row. */
+const HEADER_LOOKAHEAD = 64 * 1024;
+
+/**
+ * The rows of a CSV text fed in chunks (UTF-8 with or without BOM, RFC 4180 quoting, so a quoted
+ * cell may hold the separator, quotes and newlines), read with `csv-parse`: it streams, holds one
+ * record at a time, and runs in the browser through its `browser/esm` build. Every record is a row,
+ * a blank line too, so row numbers are those a spreadsheet program shows.
+ */
+export async function* csvRows(chunks: AsyncIterable<string>): AsyncGenerator<SheetRow> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  let start = '';
+  while (start.length < HEADER_LOOKAHEAD && !/[\r\n]/.test(start)) {
+    const next = await iterator.next();
+    if (next.done) break;
+    start += next.value;
+  }
+  const parser = parse({
+    bom: true,
+    delimiter: csvSeparator(start.replace(/^\uFEFF/, '')),
+    relax_column_count: true,
+    cast: csvCell,
+  });
+  let writeError: Error | undefined;
+  const feed = (async () => {
+    try {
+      if (start !== '' && !parser.write(start)) await new Promise((resolve) => parser.once('drain', resolve));
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) break;
+        if (!parser.write(next.value)) await new Promise((resolve) => parser.once('drain', resolve));
+      }
+      parser.end();
+    } catch (error) {
+      writeError = error instanceof Error ? error : new Error('the CSV could not be read', { cause: error });
+      parser.destroy(writeError);
+    }
+  })();
+  let row = 0;
+  try {
+    for await (const record of parser as AsyncIterable<SheetCell[]>) {
+      row++;
+      yield { row, cells: record };
+    }
+  } finally {
+    parser.destroy();
+    await feed;
+    await iterator.return?.();
+  }
+  if (writeError !== undefined) throw writeError;
+}

@@ -1,0 +1,33 @@
+import type { SheetRow } from './csv-rows.ts';
+import { SheetItemReader, type SheetItem } from './sheet-items.ts';
+import { SheetLayoutError } from './sheet-layout.ts';
+
+/**
+ * The items of a spreadsheet's rows (CONTRACT §11.5), in file order, one product at a time; throws
+ * `SheetLayoutError` at the first layout defect (before the items after it, not before those ahead
+ * of it: `checkSheet` is the pass that refuses a file before anything is sent).
+ */
+export async function* sheetItems(rows: AsyncIterable<SheetRow>): AsyncGenerator<SheetItem> {
+  let reader: SheetItemReader | null = null;
+  for await (const { row, cells } of rows) {
+    if (reader === null) {
+      reader = new SheetItemReader(cells);
+      continue;
+    }
+    yield* reader.push(cells, row);
+  }
+  if (reader === null)
+    throw new SheetLayoutError('the file is empty: it needs a header row', 1, 'external_id');
+  yield* reader.end();
+}
+
+/**
+ * Reads the whole file once, streamed, and throws its first layout defect (`SheetLayoutError`, with
+ * row and column); resolves with the number of items it holds. Run before anything is sent, so a
+ * refused file leaves the catalog as it was.
+ */
+export async function checkSheet(rows: AsyncIterable<SheetRow>): Promise<number> {
+  let count = 0;
+  for await (const _ of sheetItems(rows)) count++;
+  return count;
+}
