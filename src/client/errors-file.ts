@@ -12,7 +12,8 @@ export interface ErrorLine {
   index: number | null;
   external_id: string | null;
   sku: string | null;
-  errors: FieldError[];
+  /** For a spreadsheet's item, each error also names the file's row and column (CONTRACT §11.5). */
+  errors: Array<FieldError & { row?: number; column?: string | null }>;
 }
 
 /**

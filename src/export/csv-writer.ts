@@ -9,7 +9,7 @@ import { productRows, TEXT_COLUMN, type ExportCell } from './sheet-rows.ts';
  * as an empty string rather than an empty cell (CONTRACT §11.5), and the BOM that makes Excel read
  * the file as UTF-8.
  */
-const CSV_OPTIONS = { record_delimiter: 'windows', quoted_empty: true } as const;
+const CSV_OPTIONS = { record_delimiter: 'windows', quoted_match: /^$/ } as const;
 
 /** A cell as CSV writes it: text guarded against formula injection, numbers as plain decimals, null empty. */
 const csvCell = (cell: ExportCell, index: number): string | null => {

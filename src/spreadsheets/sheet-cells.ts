@@ -30,8 +30,21 @@ export function unguardFormula(text: string): string {
  */
 export function plainDecimal(value: number): string {
   const text = String(value);
-  if (!/e/i.test(text)) return text;
-  return value.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 100 });
+  const exponent = text.indexOf('e');
+  if (exponent === -1) return text;
+  // JavaScript's shortest round-trip digits, with the point moved by the exponent.
+  const negative = text.startsWith('-');
+  const mantissa = text.slice(negative ? 1 : 0, exponent);
+  const point =
+    (mantissa.includes('.') ? mantissa.indexOf('.') : mantissa.length) + Number(text.slice(exponent + 1));
+  const digits = mantissa.replace('.', '');
+  const plain =
+    point <= 0
+      ? `0.${'0'.repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + '0'.repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return negative ? `-${plain}` : plain;
 }
 
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;

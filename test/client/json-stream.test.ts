@@ -183,7 +183,10 @@ void describe('file readers', () => {
     assert.equal(formatOf('a.NDJSON'), 'jsonl');
     assert.equal(formatOf('a.json'), 'json');
     assert.equal(formatOf('a.txt', 'jsonl'), 'jsonl');
-    assert.throws(() => formatOf('a.json', 'csv'), /--format must be json or jsonl/);
+    assert.equal(formatOf('a.CSV'), 'csv');
+    assert.equal(formatOf('a.xlsx'), 'xlsx');
+    assert.equal(formatOf('a.txt', 'csv'), 'csv');
+    assert.throws(() => formatOf('a.json', 'xml'), /--format must be json, jsonl, csv or xlsx, not "xml"/);
   });
 
   void test('JSONL: a position per non-blank line, malformed lines reported with their line number', async () => {

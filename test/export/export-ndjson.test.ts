@@ -30,7 +30,7 @@ void test('NDJSON for application/x-ndjson, no Accept, */* and application/json 
     '*/*',
     'application/json',
     'application/*',
-    'text/csv;q=0.9, application/x-ndjson;q=0.1',
+    'text/csv;q=0.1, application/x-ndjson;q=0.9',
     'text/html, application/json;q=0.5',
   ]) {
     const res = await requestExport(svc, token, { accept });
@@ -42,29 +42,15 @@ void test('NDJSON for application/x-ndjson, no Accept, */* and application/json 
   }
 });
 
-void test('406 not-acceptable for CSV, XLSX (not built yet) and any other type, naming what is available', async () => {
+void test('406 not-acceptable for a type that is none of NDJSON, CSV and XLSX, naming what is available', async () => {
   const token = await svc.token(svc.tenant('export-406'));
   await ingest(svc, token, [fixedProduct('kept')]);
+  const available = `application/x-ndjson or application/json, text/csv, ${XLSX}`;
   const cases: Array<[string, string]> = [
+    ['image/png', `The export is available as ${available}; the Accept header allows none of them.`],
     [
-      'text/csv',
-      'The export is not available as text/csv yet; available: application/x-ndjson or application/json.',
-    ],
-    [
-      XLSX,
-      `The export is not available as ${XLSX} yet; available: application/x-ndjson or application/json.`,
-    ],
-    [
-      'text/*',
-      'The export is not available as text/csv yet; available: application/x-ndjson or application/json.',
-    ],
-    [
-      'image/png',
-      'The export is available as application/x-ndjson or application/json; the Accept header allows none of them.',
-    ],
-    [
-      'application/x-ndjson;q=0, application/json;q=0, text/html',
-      'The export is available as application/x-ndjson or application/json; the Accept header allows none of them.',
+      `application/x-ndjson;q=0, application/json;q=0, text/csv;q=0, ${XLSX};q=0, text/html`,
+      `The export is available as ${available}; the Accept header allows none of them.`,
     ],
   ];
   for (const [accept, detail] of cases) {
