@@ -57,7 +57,11 @@ void test('CSV: the header, a row per variant, product cells on the first row, g
           price: 1e21,
           images: [{ url: 'https://c.example/1.jpg', angle: 90 }],
         }),
-        variant({ sku: 'b', name: 'plain, "quoted"', images: [{ url: 'https://c.example/2.jpg' }] }),
+        variant({
+          sku: 'b',
+          name: 'plain, "quoted"\nsecond line',
+          images: [{ url: 'https://c.example/2.jpg' }],
+        }),
       ],
     }),
   ]);
@@ -68,7 +72,7 @@ void test('CSV: the header, a row per variant, product cells on the first row, g
     `\uFEFF${SHEET_COLUMNS.join(',')}\r\n` +
       `p1,'=1+2,"",Modern,Sofas & Loveseats,Sofa,a,'-x,https://shop.example/sofa,95.5,82,214,61.2,Beige,` +
       `1000000000000000000000,''b,https://c.example/1.jpg,90${empty(18)}\r\n` +
-      `p1,,,,,,b,"plain, ""quoted""",https://shop.example/sofa,95.5,82,214,61.2,Beige,1299.99,Northwind,` +
+      `p1,,,,,,b,"plain, ""quoted""\nsecond line",https://shop.example/sofa,95.5,82,214,61.2,Beige,1299.99,Northwind,` +
       `https://c.example/2.jpg,${empty(18)}\r\n`,
   );
 });
