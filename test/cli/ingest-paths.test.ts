@@ -98,6 +98,11 @@ void describe('npm run ingest: the input and the errors file', () => {
       await firstLine(['/dev/null', '--format', 'jsonl']),
       'ingest: reading /dev/null, which is not a regular file, needs --errors <path>',
     );
+    // A spreadsheet is read twice (checked whole, then sent): it must be a file.
+    assert.equal(
+      await firstLine(['-', '--format', 'csv', '--errors', '/dev/null']),
+      'ingest: reading standard input as csv is not possible: a spreadsheet must be a file',
+    );
     assert.equal(await firstLine([service.dir]), `ingest: ${service.dir} is a directory`);
   });
 

@@ -100,7 +100,7 @@ void describe('npm run ingest with a spreadsheet', () => {
     assert.equal(result.code, 2, result.stderr);
     assert.match(
       result.stderr.trim().split('\n').at(-1)!,
-      /^3 items: 1 upserted, 2 failed \(errors in .*\), \d+\.\d s$/,
+      /^3 items: 1 upserted, 2 failed, 0 replayed \(errors in .*\), \d+\.\d s$/,
     );
     const errorLines = (await readErrorLines(`${file}.errors.jsonl`)).sort((a, b) => a.position - b.position);
     assert.deepEqual(
