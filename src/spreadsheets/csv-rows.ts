@@ -46,31 +46,42 @@ export async function* csvRows(chunks: AsyncIterable<string>): AsyncGenerator<Sh
     relax_column_count: true,
     cast: csvCell,
   });
-  let writeError: Error | undefined;
-  const feed = (async () => {
-    try {
-      if (start !== '' && !parser.write(start)) await new Promise((resolve) => parser.once('drain', resolve));
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done) break;
-        if (!parser.write(next.value)) await new Promise((resolve) => parser.once('drain', resolve));
-      }
-      parser.end();
-    } catch (error) {
-      writeError = error instanceof Error ? error : new Error('the CSV could not be read', { cause: error });
-      parser.destroy(writeError);
-    }
-  })();
+  // The parser's transform runs inside `write`, so the records of a chunk can be taken at once with
+  // `read`: a record per event-loop turn (async iteration with backpressure) was 25 times slower.
+  let failure: Error | undefined;
+  parser.on('error', (error: Error) => (failure ??= error));
   let row = 0;
+  const take = function* (): Generator<SheetRow> {
+    if (failure !== undefined) throw failure;
+    for (
+      let record = parser.read() as SheetCell[] | null;
+      record !== null;
+      record = parser.read() as SheetCell[] | null
+    ) {
+      row++;
+      yield { row, cells: record };
+    }
+  };
   try {
+    if (start !== '') {
+      parser.write(start);
+      yield* take();
+    }
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) break;
+      parser.write(next.value);
+      yield* take();
+    }
+    parser.end();
+    // The last record is parsed when the input ends; the few records left are taken as a stream.
     for await (const record of parser as AsyncIterable<SheetCell[]>) {
       row++;
       yield { row, cells: record };
     }
+    if (failure !== undefined) throw failure;
   } finally {
     parser.destroy();
-    await feed;
     await iterator.return?.();
   }
-  if (writeError !== undefined) throw writeError;
 }
