@@ -102,7 +102,7 @@ void test('is OpenAPI 3.1 and lists every operation with the statuses it answers
     'GET /products/ingestions/{batch_id}/errors': ['200', '400', '401', '403', '404', 'default'],
     'GET /products/ingestions/{batch_id}/errors/summary': ['200', '401', '403', '404', 'default'],
     'GET /products': ['200', '400', '401', '403', 'default'],
-    'GET /products/export': ['200', '400', '401', '403', '406', 'default'],
+    'GET /products/export': ['200', '400', '401', '403', '406', '422', 'default'],
     'GET /products/{external_id}': ['200', '401', '403', '404', 'default'],
     'GET /products/{external_id}/history': ['200', '400', '401', '403', '404', 'default'],
     'DELETE /products/{external_id}': ['204', '401', '403', '404', 'default'],
