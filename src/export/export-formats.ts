@@ -19,8 +19,7 @@ export interface ExportFormat {
   readonly alsoFor: readonly string[];
   readonly contentType: string;
   readonly fileExtension: string;
-  /** Null while the form is defined by the contract but not built yet: asking for it is a 406. */
-  readonly write: ExportWriter | null;
+  readonly write: ExportWriter;
   /** The longest text a cell of this form holds, when it has a limit (CONTRACT §11.4: XLSX's 32,767). */
   readonly maxTextLength?: number;
 }
@@ -59,23 +58,17 @@ export const EXPORT_FORMATS: readonly ExportFormat[] = [
   },
 ];
 
-/** A form that can be written now. */
-export type AvailableFormat = ExportFormat & { write: ExportWriter };
-
-const isAvailable = (format: ExportFormat): format is AvailableFormat => format.write !== null;
-
 const qualityOf = (accept: string | undefined, format: ExportFormat) =>
   Math.max(...[format.mediaType, ...format.alsoFor].map((type) => acceptQuality(accept, type)));
 
 /**
- * The form `accept` prefers among those available (RFC 9110 §12.5.1: the highest quality, the
- * default on a tie). Throws `not-acceptable` naming the available types when it accepts none of
- * them, and saying so when what it asks for is a form not available yet.
+ * The form `accept` prefers (RFC 9110 §12.5.1: the highest quality, the earlier form on a tie).
+ * Throws `not-acceptable`, naming every form, when it accepts none of them.
  */
-export function chooseExportFormat(accept: string | undefined): AvailableFormat {
-  let best: AvailableFormat | null = null;
+export function chooseExportFormat(accept: string | undefined): ExportFormat {
+  let best: ExportFormat | null = null;
   let bestQuality = 0;
-  for (const format of EXPORT_FORMATS.filter(isAvailable)) {
+  for (const format of EXPORT_FORMATS) {
     const quality = qualityOf(accept, format);
     if (quality > bestQuality) {
       best = format;
@@ -83,13 +76,12 @@ export function chooseExportFormat(accept: string | undefined): AvailableFormat 
     }
   }
   if (best) return best;
-  const available = EXPORT_FORMATS.filter(isAvailable)
-    .map((format) => [format.mediaType, ...format.alsoFor].join(' or '))
-    .join(', ');
-  const later = EXPORT_FORMATS.filter((format) => !isAvailable(format) && qualityOf(accept, format) > 0);
+  const forms = EXPORT_FORMATS.map((format) =>
+    format.alsoFor.length > 0
+      ? `${format.mediaType} (also for ${format.alsoFor.join(', ')})`
+      : format.mediaType,
+  );
   throw new NotAcceptableError(
-    later.length > 0
-      ? `The export is not available as ${later.map((f) => f.mediaType).join(' or ')} yet; available: ${available}.`
-      : `The export is available as ${available}; the Accept header allows none of them.`,
+    `The export is available as ${forms.slice(0, -1).join(', ')} or ${forms.at(-1)!}; the Accept header allows none of them.`,
   );
 }

@@ -45,7 +45,7 @@ void test('NDJSON for application/x-ndjson, no Accept, */* and application/json 
 void test('406 not-acceptable for a type that is none of NDJSON, CSV and XLSX, naming what is available', async () => {
   const token = await svc.token(svc.tenant('export-406'));
   await ingest(svc, token, [fixedProduct('kept')]);
-  const available = `application/x-ndjson or application/json, text/csv, ${XLSX}`;
+  const available = `application/x-ndjson (also for application/json), text/csv or ${XLSX}`;
   const cases: Array<[string, string]> = [
     ['image/png', `The export is available as ${available}; the Accept header allows none of them.`],
     [
