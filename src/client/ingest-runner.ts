@@ -126,10 +126,25 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     }
   }
   const batches = batchesOf(wellFormed(), { size: run.batchSize });
+  /**
+   * The batch after the one last handed out, being read meanwhile: a worker whose batch is done
+   * then finds its next one ready, rather than reading it while the service may have nothing to do
+   * (a spreadsheet's 1000 items take a tenth of a second or more to read and convert). One batch
+   * more in memory.
+   */
+  let ahead: Promise<IteratorResult<Batch>> | null = null;
+  const readAhead = () => {
+    ahead = batches.next();
+    // Awaited by the next call of nextBatch; until then a failure must not count as unhandled.
+    ahead.catch(() => {});
+  };
 
   const nextBatch = async (): Promise<Batch | undefined> => {
     try {
-      const next = await batches.next();
+      const pending = ahead ?? batches.next();
+      ahead = null;
+      const next = await pending;
+      if (!next.done && !stop.signal.aborted) readAhead();
       if (next.done) {
         // A generator that threw answers "done" from then on: that is not the end of the file.
         if (!readFailed && !readAll) {
