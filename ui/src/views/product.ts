@@ -59,7 +59,7 @@ export const productView: View = (main, { id }) => {
       h('h2', {}, `Variants (${product.variants.length})`),
       table(
         'Variants',
-        ['SKU', 'Name', 'Price', 'Color', 'Size (w×d×h)', 'Images', ''],
+        ['SKU', 'Name', 'Price', 'Color', 'Size (w×d×h)', 'Images', 'Actions'],
         product.variants.map((variant) => [
           h('span', { class: 'mono' }, variant.sku),
           variant.name,
