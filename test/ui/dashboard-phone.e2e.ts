@@ -186,7 +186,7 @@ browserTest(
         assert.ok((await batch.getByText(message, { exact: true }).boundingBox())!.width <= PHONE.width);
       assert.ok(await batch.getByText(String(status.label)).isVisible(), 'the label is shown');
       await assertAccessible(batch, 'batch (phone)');
-      await screenshot(batch, 'batch-phone', { docs: true });
+      await screenshot(batch, 'batch-phone');
       await screenshot(batch, 'batch-errors-phone', { scrollTo: errorRows.nth(1), docs: true });
     });
 
@@ -335,7 +335,7 @@ browserTest('a batch at 100 % that is still processing says it is finishing', as
       assert.equal(await facts.getByRole('progressbar').getAttribute('value'), '100');
       if (phone) await assertFitsWidth(page);
       await assertAccessible(page, `batch, finishing (${phone ? 'phone' : 'desktop'})`);
-      await screenshot(page, phone ? 'batch-finishing-phone' : 'batch-finishing', { docs: true });
+      await screenshot(page, phone ? 'batch-finishing-phone' : 'batch-finishing', { docs: !phone });
     });
     if (!phone) continue;
     // The worker records the terminal status: the page, still polling, drops the words.
