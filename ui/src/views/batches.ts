@@ -26,7 +26,10 @@ export const batchesView: View = (main, { query: params }) => {
 
   const message = h('p', { class: 'error', role: 'alert' });
   const body = h('div', { 'aria-live': 'polite' });
-  /** The status and label the list shows: taken from the fields when a search starts, so a poll or a page turn meanwhile asks for what is shown. */
+  /**
+   * The status and label the list shows: taken from the fields when a search starts, so that a poll
+   * or a page turn meanwhile asks for what is shown, not for a label half typed.
+   */
   let status = params.get('status') ?? '';
   let label = params.get('label') ?? '';
   /** Requests on their way: a poll waits for them rather than aborting what the user asked for. */
@@ -76,11 +79,11 @@ export const batchesView: View = (main, { query: params }) => {
     changed = fingerprint !== seen;
     running = page.data.some((batch) => !isTerminal(batch));
     seen = fingerprint;
-    if (changed) render(page.data, status, label);
+    if (changed) render(page.data);
     return page.next_cursor;
   }
 
-  function render(data: BatchStatus[], status: string, label: string) {
+  function render(data: BatchStatus[]) {
     replace(
       body,
       table(
