@@ -327,6 +327,7 @@ browserTest('100,000-row CSV and XLSX files are read without freezing the page',
   sheet.commit();
   await writer.commit();
 
+  const longests: Array<[string, number]> = [];
   for (const [file, name] of [
     [csvFile, 'large.csv'],
     [xlsxFile, 'large.xlsx'],
@@ -344,9 +345,11 @@ browserTest('100,000-row CSV and XLSX files are read without freezing the page',
       const tasks = await longTasks();
       const longest = Math.max(0, ...tasks);
       t.diagnostic(
-        `${name}: ${count} rows checked and read in ${seconds.toFixed(1)} s; ${tasks.length} long tasks, the longest ${longest.toFixed(0)} ms`,
+        `${name}: ${count} rows checked and read in ${seconds.toFixed(1)} s; ${tasks.length} long tasks (${tasks.map((ms) => ms.toFixed(0)).join(', ')} ms)`,
       );
-      assert.ok(longest < 200, `${name}: the page was blocked for ${longest.toFixed(0)} ms at once`);
+      longests.push([name, longest]);
     });
   }
+  for (const [name, longest] of longests)
+    assert.ok(longest < 200, `${name}: the page was blocked for ${longest.toFixed(0)} ms at once`);
 });

@@ -4,7 +4,7 @@ import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { h, replace, table, type Child } from '../dom.ts';
 import { diffText } from '../../../src/client/diff-text.ts';
 import { SheetLayoutError, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
-import { inGroups, openImportFile, type FileItem, type ImportFile } from '../import/file-items.ts';
+import { inGroups, openImportFile, type ImportFile } from '../import/file-items.ts';
 import { previewFile, type FilePreview, type ItemError } from '../import/preview-run.ts';
 import {
   placeSentErrors,
@@ -269,7 +269,7 @@ export const importView: View = (main) => {
     for await (const item of reading.items()) {
       if (item.text === undefined) continue;
       if (sending === 'valid' && skip.has(item.position)) continue;
-      yield item as FileItem & { text: string };
+      yield item;
     }
   }
 
