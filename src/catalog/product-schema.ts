@@ -1,12 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../validation/string-enum.ts';
 import { FURNITURE_COLORS, FURNITURE_STYLES, FURNITURE_SUB_TYPES, FURNITURE_TYPES } from './enums.ts';
+import { MAX_IMAGES_PER_VARIANT, MAX_KEY_LENGTH, MAX_STRING_LENGTH } from './catalog-limits.ts';
 
-/** Longest string any field may hold (CONTRACT §5). */
-export const MAX_STRING_LENGTH = 65_535;
-/** Longest `external_id` or `sku`. */
-export const MAX_KEY_LENGTH = 255;
-export const MAX_IMAGES_PER_VARIANT = 10;
+export { MAX_IMAGES_PER_VARIANT, MAX_KEY_LENGTH, MAX_STRING_LENGTH };
 
 /** A deduplication key: 1–255 characters, not only white space. */
 function Key(description: string) {

@@ -126,7 +126,7 @@ browserTest(
     const file = items.map((item) => JSON.stringify(item)).join('\n');
     const page = await world.open(token, '#/import');
     await scenario(t, page, 'import', async () => {
-      await page.getByLabel(/Drop a JSON or JSON Lines file/).setInputFiles({
+      await page.getByLabel(/Drop a JSON, JSON Lines, CSV or XLSX file/).setInputFiles({
         name: 'catalog.jsonl',
         mimeType: 'application/x-ndjson',
         buffer: Buffer.from(file),
@@ -149,7 +149,7 @@ browserTest(
       await assertAccessible(page, 'import preview');
       await screenshot(page, 'import-preview', { docs: true });
 
-      await page.getByRole('button', { name: 'Submit 3 items in 1 batch(es)' }).click();
+      await page.getByRole('button', { name: 'Send all 3 items' }).click();
       const row = page.getByRole('region', { name: 'Submitted batches' }).getByRole('row').nth(1);
       await row.getByText('completed with errors').waitFor({ timeout: 20_000 });
       assert.match(await row.innerText(), /2 upserted, 1 failed/);
@@ -212,7 +212,7 @@ browserTest('a 50 MB JSON Lines file is read as a stream without freezing the pa
         }).observe({ type: 'longtask' });
       `);
     const started = Date.now();
-    await page.getByLabel(/Drop a JSON or JSON Lines file/).setInputFiles(file);
+    await page.getByLabel(/Drop a JSON, JSON Lines, CSV or XLSX file/).setInputFiles(file);
     await page
       .getByRole('status')
       .filter({ hasText: `large.jsonl: ${count} items read` })
