@@ -211,7 +211,10 @@ browserTest(
       assert.ok((await assertLabelledCards(catalog)) >= 2, 'the product has its cells');
       assert.ok(await catalog.getByText(LONG_NAME).isVisible());
       await assertAccessible(catalog, 'catalog (phone)');
-      await screenshot(catalog, 'catalog-phone', { docs: true });
+      await screenshot(catalog, 'catalog-phone', {
+        scrollTo: catalog.locator('main table').first(),
+        docs: true,
+      });
     });
 
     const productPage = await openPhone(token, `#/products/${encodeURIComponent(LONG_ID)}`);
@@ -286,7 +289,7 @@ browserTest(
 
     const importPage = await openPhone(token, '#/import');
     await scenario(t, importPage, 'phone-import', async () => {
-      await importPage.getByLabel(/Drop a JSON or JSON Lines file/).setInputFiles({
+      await importPage.locator('input[type=file]').setInputFiles({
         name: 'catalog.jsonl',
         mimeType: 'application/x-ndjson',
         buffer: Buffer.from([sofa, badPrice].map((item) => JSON.stringify(item)).join('\n')),
