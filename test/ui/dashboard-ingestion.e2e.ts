@@ -156,6 +156,8 @@ browserTest(
       await row.getByRole('link').click();
 
       await page.getByRole('heading', { name: /^Batch / }).waitFor();
+      // Labelled as the command-line client labels its batches: the file's name, then k/n.
+      await page.getByText('catalog.jsonl 1/1', { exact: true }).waitFor();
       const errorRows = page.getByRole('region', { name: 'Item errors' }).getByRole('row');
       await errorRows.nth(1).waitFor();
       assert.equal(await errorRows.count(), 2, 'the header and one error');

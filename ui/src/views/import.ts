@@ -3,6 +3,7 @@ import type { BatchStatus } from '../api-types.ts';
 import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { h, replace, table, type Child } from '../dom.ts';
 import { diffText } from '../../../src/client/diff-text.ts';
+import { batchLabel, nameLabelBase } from '../../../src/client/batch-label.ts';
 import { SheetLayoutError, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
 import { inGroups, openImportFile, type ImportFile } from '../import/file-items.ts';
 import { previewFile, type FilePreview, type ItemError } from '../import/preview-run.ts';
@@ -290,6 +291,10 @@ export const importView: View = (main) => {
     stopPolling();
     stopPolling = poll(refreshBatches);
     let group = 0;
+    // Labelled as the command-line client labels its batches: `<file name> <k>/<n>` (§11.1, §11.6).
+    const sent = preview.items - (sending === 'valid' ? preview.invalidPositions.size : preview.unsendable);
+    const groups = Math.ceil(sent / SUBMISSION_SIZE);
+    const labelBase = nameLabelBase(reading.file.name);
     try {
       const items = itemsToSend(reading, sending, preview.invalidPositions);
       for await (const texts of inGroups(items, SUBMISSION_SIZE)) {
@@ -303,6 +308,7 @@ export const importView: View = (main) => {
         const accepted = await submitGroup(
           texts.map((item) => item.text),
           idempotencyKey(runId, group),
+          batchLabel(labelBase, group + 1, groups),
           (seconds) => {
             status.textContent = `The service asks to wait ${seconds} s (rate limit); batch ${group + 1} is sent again then.`;
           },
