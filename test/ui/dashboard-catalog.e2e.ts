@@ -93,7 +93,7 @@ browserTest('a product opens with its thumbnails; a variant is deleted after con
   );
   await scenario(t, page, 'product-delete', async () => {
     await page.getByRole('link', { name: 'chair-1' }).waitFor();
-    await assertAccessible(page, 'catalog', { every: true });
+    await assertAccessible(page, 'catalog');
     await screenshot(page, 'catalog', { docs: true });
     await page.getByLabel('Search', { exact: true }).fill('slate'); // a word of one variant's sku
     await page.getByRole('button', { name: 'Search', exact: true }).click();
@@ -121,7 +121,7 @@ browserTest('a product opens with its thumbnails; a variant is deleted after con
         ).document.images,
       ).every((image) => image.complete && image.naturalWidth === 64),
     );
-    await assertAccessible(page, 'product', { every: true });
+    await assertAccessible(page, 'product');
     await screenshot(page, 'product', { docs: true });
 
     page.once('dialog', (dialog) => {
@@ -253,7 +253,7 @@ browserTest('a product page shows every stored field, and its history after two 
       `#/batches/${monday}`,
     );
     assert.equal(await page.getByRole('button', { name: 'Older' }).isHidden(), true);
-    await assertAccessible(page, 'product', { every: true });
+    await assertAccessible(page, 'product');
     await screenshot(page, 'product-history', {
       docs: true,
       scrollTo: page.getByRole('heading', { name: 'Variants (1)' }),

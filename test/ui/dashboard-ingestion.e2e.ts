@@ -107,7 +107,7 @@ browserTest('a batch’s progress bar moves to 100 % while the page watches', as
   await scenario(t, phone, 'batches-phone-width', async () => {
     await phone.getByRole('cell', { name: 'completed' }).first().waitFor();
     await assertFitsWidth(phone);
-    await screenshot(phone, 'batches-phone', { docs: true });
+    await screenshot(phone, 'batches-phone-progress');
   });
 });
 

@@ -2,7 +2,7 @@ import { BATCH_STATUSES } from '../../../src/ingestion/batch-status.ts';
 import { errorText, getJson, query, type Page } from '../api.ts';
 import type { BatchStatus } from '../api-types.ts';
 import { batchFingerprint, batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
-import { h, replace, table, time } from '../dom.ts';
+import { h, longId, replace, table, time } from '../dom.ts';
 import { replaceHashQuery } from '../hash-query.ts';
 import { debounce, isAbort, latestRequest } from '../live-search.ts';
 import type { View } from '../view.ts';
@@ -90,7 +90,7 @@ export const batchesView: View = (main, { query: params }) => {
         'Batches, newest first',
         ['Batch', 'Label', 'Status', 'Progress', 'Received', 'Upserted', 'Failed', 'Created', 'Updated'],
         data.map((batch) => [
-          h('a', { href: `#/batches/${encodeURIComponent(batch.batch_id)}`, class: 'mono' }, batch.batch_id),
+          longId(batch.batch_id, `#/batches/${encodeURIComponent(batch.batch_id)}`),
           batch.label ?? '',
           statusBadge(batch.status),
           batchProgress(batch),
