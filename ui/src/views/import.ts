@@ -153,9 +153,10 @@ export const importView: View = (main) => {
     const valid = found.items - invalid;
     sendAllButton.textContent = `Send all ${sendable} items`;
     sendAllButton.disabled = sendable === 0;
-    // The preview names the invalid items; without it (no route, no right) they are not known.
+    // The preview names the invalid items; without it (no route, no right) they are not known. When
+    // every invalid item is one that cannot be sent anyway, both buttons would send the same items.
     const known = found.unavailable === null;
-    replace(toolbar, known && invalid > 0 ? sendValidButton : null, sendAllButton);
+    replace(toolbar, known && valid < sendable ? sendValidButton : null, sendAllButton);
     sendValidButton.disabled = valid === 0;
     sendValidButton.textContent = `Send ${valid} valid items`;
     const parts = [`${found.items} items read`];
