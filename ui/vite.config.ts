@@ -19,6 +19,13 @@ export default defineConfig({
     target: 'es2022',
     reportCompressedSize: false,
   },
+  resolve: {
+    // The spreadsheet converter (src/spreadsheets/) is the command-line client's; in the page its CSV
+    // parser is csv-parse's browser build (the same parser, without Node's streams).
+    alias: [{ find: /^csv-parse$/, replacement: 'csv-parse/browser/esm' }],
+  },
+  // The XLSX reader runs in a module worker of its own file (ui/src/import/xlsx-worker.ts).
+  worker: { format: 'es' },
   server: {
     proxy: Object.fromEntries(
       ['/products', '/analysis', '/webhook-endpoints'].map((prefix) => [prefix, API]),

@@ -15,10 +15,24 @@ export const SearchQueryProperties = {
         'case- and accent-insensitive, any order, the last one as a prefix',
     }),
   ),
-  type: Type.Optional(StringEnum(FURNITURE_TYPES, 'Only products of this type')),
-  style: Type.Optional(StringEnum(FURNITURE_STYLES, 'Only products of this style')),
-  sub_type: Type.Optional(StringEnum(FURNITURE_SUB_TYPES, 'Only products of this sub_type')),
-  color: Type.Optional(StringEnum(FURNITURE_COLORS, 'Only products with a variant of this color')),
+  type: Type.Optional(
+    StringEnum(FURNITURE_TYPES, { title: 'FurnitureType', description: 'Only products of this type' }),
+  ),
+  style: Type.Optional(
+    StringEnum(FURNITURE_STYLES, { title: 'FurnitureStyle', description: 'Only products of this style' }),
+  ),
+  sub_type: Type.Optional(
+    StringEnum(FURNITURE_SUB_TYPES, {
+      title: 'FurnitureSubType',
+      description: 'Only products of this sub_type',
+    }),
+  ),
+  color: Type.Optional(
+    StringEnum(FURNITURE_COLORS, {
+      title: 'FurnitureColor',
+      description: 'Only products with a variant of this color',
+    }),
+  ),
   min_price: Type.Optional(
     Type.Number({ minimum: 0, description: 'Only products with a variant priced at least this (inclusive)' }),
   ),

@@ -15,10 +15,10 @@ export const DiffElementSchema = Type.Object(
       description:
         'The changed path in the syntax of error fields (`name`, `variants[0].price`, `variants[1]`, `variants[0].images[2]`); `""` for a created product, `variants` for a deleted variant',
     }),
-    op: StringEnum(
-      DIFF_OPS,
-      '`add`: a new product, variant or image (`to` is the whole of it, no `from`); `change`: `from` the stored value, `to` the value after the merge; `remove`: a variant deleted (`from` is the whole of it, no `to`)',
-    ),
+    op: StringEnum(DIFF_OPS, {
+      description:
+        '`add`: a new product, variant or image (`to` is the whole of it, no `from`); `change`: `from` the stored value, `to` the value after the merge; `remove`: a variant deleted (`from` is the whole of it, no `to`)',
+    }),
     sku: Type.Optional(Type.String({ description: 'The variant the element is about' })),
     url: Type.Optional(Type.String({ description: 'The image the element is about' })),
     from: Type.Optional(Type.Unknown({ description: 'The stored value; `null` is a value' })),

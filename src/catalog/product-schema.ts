@@ -1,12 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../validation/string-enum.ts';
 import { FURNITURE_COLORS, FURNITURE_STYLES, FURNITURE_SUB_TYPES, FURNITURE_TYPES } from './enums.ts';
+import { MAX_IMAGES_PER_VARIANT, MAX_KEY_LENGTH, MAX_STRING_LENGTH } from './catalog-limits.ts';
 
-/** Longest string any field may hold (CONTRACT §5). */
-export const MAX_STRING_LENGTH = 65_535;
-/** Longest `external_id` or `sku`. */
-export const MAX_KEY_LENGTH = 255;
-export const MAX_IMAGES_PER_VARIANT = 10;
+export { MAX_IMAGES_PER_VARIANT, MAX_KEY_LENGTH, MAX_STRING_LENGTH };
 
 /** A deduplication key: 1–255 characters, not only white space. */
 function Key(description: string) {
@@ -53,7 +50,7 @@ export const ProductVariantIngest = Type.Object(
     height: Measure('Height (unit not specified)'),
     width: Measure('Width (unit not specified)'),
     weight: Measure('Weight (unit not specified)'),
-    color: StringEnum(FURNITURE_COLORS, 'FurnitureColor'),
+    color: StringEnum(FURNITURE_COLORS, { title: 'FurnitureColor' }),
     price: Measure('Price (currency not specified)'),
     brand: Text(),
     images: Type.Optional(
@@ -73,9 +70,9 @@ export const FullProductIngest = Type.Object(
     external_id: Key('Product deduplication key, unique per tenant'),
     name: Text(),
     description: Text(),
-    style: StringEnum(FURNITURE_STYLES, 'FurnitureStyle'),
-    type: StringEnum(FURNITURE_TYPES, 'FurnitureType'),
-    sub_type: StringEnum(FURNITURE_SUB_TYPES, 'FurnitureSubType'),
+    style: StringEnum(FURNITURE_STYLES, { title: 'FurnitureStyle' }),
+    type: StringEnum(FURNITURE_TYPES, { title: 'FurnitureType' }),
+    sub_type: StringEnum(FURNITURE_SUB_TYPES, { title: 'FurnitureSubType' }),
     variants: Type.Array(ProductVariantIngest, { minItems: 1 }),
   },
   { additionalProperties: false, title: 'FullProductIngest' },

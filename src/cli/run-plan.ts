@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { batchLabel, fileLabelBase, labelBaseRefusal } from '../client/batch-label.ts';
+import path from 'node:path';
+import { batchLabel, labelBaseRefusal, nameLabelBase } from '../client/batch-label.ts';
 import { surveyFile } from '../client/file-survey.ts';
 import { inputName, STDIN, type FileFormat } from '../client/json-stream.ts';
 import { UsageError } from './command.ts';
@@ -39,6 +40,9 @@ export interface RunPlan {
   /** Lines for stderr before the run starts: the run a resume continues. */
   notes: string[];
 }
+
+/** The labels' base of a run of `file` without `--label` (batch-label.ts). */
+const fileLabelBase = (file: string) => nameLabelBase(file === STDIN ? 'stdin' : path.basename(file));
 
 /**
  * Decides the run: a new one (a new id, recorded in the state file before any batch is sent), or,

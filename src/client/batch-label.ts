@@ -1,9 +1,7 @@
-import path from 'node:path';
-import { STDIN } from './json-stream.ts';
-
 /**
- * The labels the command-line client gives its batches (CONTRACT §11.1, §11.6): `<base> <k>/<n>`,
- * the base being `--label` or the input file's base name, extension included.
+ * The labels the command-line client and the dashboard's import give their batches (CONTRACT §11.1,
+ * §11.6): `<base> <k>/<n>`, the base being `--label` or the file's base name, extension included.
+ * No Node.js module here: the dashboard bundles this file.
  */
 
 /**
@@ -26,12 +24,11 @@ export function labelBaseRefusal(label: string): string | null {
 }
 
 /**
- * The base of the labels of a run of `file` without `--label`: its base name (`stdin` for standard
+ * The base of the labels of a file's batches without `--label`: its base name (`stdin` for standard
  * input), any control character (a file name may hold a newline) as U+FFFD, cut to the longest base.
  */
-export function fileLabelBase(file: string): string {
-  const name = file === STDIN ? 'stdin' : path.basename(file);
-  return [...name.replace(/\p{Cc}/gu, '\uFFFD')].slice(0, MAX_LABEL_BASE).join('');
+export function nameLabelBase(baseName: string): string {
+  return [...baseName.replace(/\p{Cc}/gu, '\uFFFD')].slice(0, MAX_LABEL_BASE).join('');
 }
 
 /** The label of the `seq`-th batch of `total` (`?` while unknown: standard input, a pipe). */

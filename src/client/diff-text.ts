@@ -17,10 +17,11 @@ const shown = (value: unknown) => JSON.stringify(value) ?? 'nothing';
 
 /**
  * `variants[0].price: 265 → 250` for a change, `variants[1]: added` for a new variant or image,
- * `variants: removed sku-1` for a variant deleted through the API.
+ * `product: added` for a created product (a history's path `""`), `variants: removed sku-1` for a
+ * variant deleted through the API.
  */
 export function diffText(element: DiffElementText): string {
-  if (element.op === 'add') return `${element.path}: added`;
+  if (element.op === 'add') return `${element.path || 'product'}: added`;
   if (element.op === 'remove') return `${element.path}: removed ${element.sku ?? ''}`.trimEnd();
   return `${element.path}: ${shown(element.from)} → ${shown(element.to)}`;
 }

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { csvRows, type SheetRow } from '../spreadsheets/csv-rows.ts';
-import { checkSheet, sheetItems } from '../spreadsheets/sheet-converter.ts';
+import { checkSheet, numberedSheetItems } from '../spreadsheets/sheet-converter.ts';
 import { xlsxRows } from '../spreadsheets/xlsx-rows.ts';
 import type { SheetItem } from '../spreadsheets/sheet-items.ts';
 
@@ -28,6 +28,5 @@ export async function* readSheetItems(
   { checkFirst = true }: { checkFirst?: boolean } = {},
 ): AsyncGenerator<SheetItem & { position: number }> {
   if (checkFirst) await checkSheet(rowsOf(file, format));
-  let position = 0;
-  for await (const item of sheetItems(rowsOf(file, format))) yield { ...item, position: position++ };
+  yield* numberedSheetItems(rowsOf(file, format));
 }

@@ -21,8 +21,10 @@ export async function healthRoutes(
   { checks, metrics }: { checks: ReadinessCheck[]; metrics: Metrics },
 ): Promise<void> {
   // Readiness is logged when it changes, not on every probe: once when a check starts failing
-  // (with why), once when all pass again.
+  // (with why), once when all pass again. While starting (never ready yet: the model loading) that
+  // is expected, so it is info, not a warning every start would raise.
   let wasReady: boolean | undefined;
+  let everReady = false;
   app.get(
     '/healthz',
     {
@@ -58,11 +60,14 @@ export async function healthRoutes(
       const failing = Object.fromEntries(results.filter(([, why]) => why !== null));
       const ready = Object.keys(failing).length === 0;
       if (!ready && wasReady !== false) {
-        app.log.warn({ failing }, `not ready: ${Object.keys(failing).join(', ')} failing`);
+        const names = Object.keys(failing).join(', ');
+        if (everReady) app.log.warn({ failing }, `not ready: ${names} failing`);
+        else app.log.info({ failing }, `not ready yet: ${names} starting`);
       } else if (ready && wasReady === false) {
-        app.log.info('ready again');
+        app.log.info(everReady ? 'ready again' : 'ready');
       }
       wasReady = ready;
+      everReady ||= ready;
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ready' : 'not_ready',
         checks: Object.fromEntries(results.map(([name, why]) => [name, why === null ? 'ok' : 'failing'])),

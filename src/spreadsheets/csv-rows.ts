@@ -100,15 +100,18 @@ export async function* csvRows(chunks: AsyncIterable<string>): AsyncGenerator<Sh
       parser.write(next.value);
       yield* take();
     }
+    // The last record is parsed when the input ends, by the parser's flush, which is done when the
+    // writable side finishes: at once in the browser build's stream library, a tick later in Node's.
+    const flushed = new Promise<void>((resolve) => {
+      parser.once('finish', resolve);
+      parser.once('error', () => resolve());
+    });
     parser.end();
-    // The last record is parsed when the input ends; the few records left are taken as a stream.
-    for await (const { record, raw } of parser as AsyncIterable<RawRecord>) {
-      row++;
-      yield { row, cells: csvCells(record, raw, separator) };
-    }
-    if (failure !== undefined) throw failure;
+    await flushed;
+    yield* take();
   } finally {
-    parser.destroy();
+    // The browser build's stream library has no `destroy`; there, the parser holds nothing to free.
+    if (typeof parser.destroy === 'function') parser.destroy();
     await iterator.return?.();
   }
 }

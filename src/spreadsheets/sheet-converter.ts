@@ -25,6 +25,14 @@ export async function* sheetItems(
   yield* reader.end();
 }
 
+/** The items of a spreadsheet's rows (`sheetItems`), each with its 0-based position among them. */
+export async function* numberedSheetItems(
+  rows: AsyncIterable<SheetRow>,
+): AsyncGenerator<SheetItem & { position: number }> {
+  let position = 0;
+  for await (const item of sheetItems(rows)) yield { ...item, position: position++ };
+}
+
 /**
  * Reads the whole file once, streamed, and throws its first layout defect (`SheetLayoutError`, with
  * row and column). Run before anything is sent, so a refused file leaves the catalog as it was.

@@ -1,4 +1,4 @@
-import { MAX_IMAGES_PER_VARIANT } from '../catalog/product-schema.ts';
+import { MAX_IMAGES_PER_VARIANT } from '../catalog/catalog-limits.ts';
 import { readCell, type SheetCell } from './sheet-cells.ts';
 import {
   imageColumn,

@@ -1,4 +1,4 @@
-import { MAX_IMAGES_PER_VARIANT } from '../catalog/product-schema.ts';
+import { MAX_IMAGES_PER_VARIANT } from '../catalog/catalog-limits.ts';
 
 /** The XLSX media type, as the export sends it and a browser names a dropped file. */
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';

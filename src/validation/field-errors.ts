@@ -94,8 +94,8 @@ function mapError(error: AjvLikeError): FieldError | null {
     case 'type':
       return { field: path, code: 'invalid_type', message: `${label} must be ${typeText(p.type)}.` };
     case 'enum': {
-      const description = error.parentSchema?.description;
-      const name = typeof description === 'string' ? description : undefined;
+      const title = error.parentSchema?.title;
+      const name = typeof title === 'string' ? title : undefined;
       const allowed = Array.isArray(p.allowedValues) ? (p.allowedValues as unknown[]) : [];
       return { field: path, code: 'invalid_value', message: enumMessage(label, name, allowed, error.data) };
     }

@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { isConnectionFailure } from '../db/database-unavailable.ts';
 import { upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
+import { insertHistory } from '../catalog/history.repository.ts';
 import {
   advanceBatch,
   insertItemFailures,
@@ -9,7 +10,7 @@ import {
 } from './batch-progress.repository.ts';
 import type { WritableChunk } from './chunk-merge.ts';
 import type { ChunkItems } from './batch-items.ts';
-import { recordChunkHistory } from './chunk-history.ts';
+import { historyEntries, readChunkBase } from './chunk-history.ts';
 
 /**
  * Whether a failed write says something about the data (so retrying the item alone may isolate
@@ -52,9 +53,10 @@ class SkuOwnedElsewhereError extends Error {
 export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
 
 /**
- * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, the
- * products' history (`recordChunkHistory`, which reads what the upserts will change), one upsert
- * per table, the merge's rejections. `merged` is the chunk, or its merge to make in the same
+ * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, the stored
+ * rows the upserts will change (chunk-history.ts), one upsert per table, the products' history,
+ * the merge's rejections. The history's entries are made here while the server runs the products
+ * upsert: on a server the two overlap (docs/performance.md). `merged` is the chunk, or its merge to make in the same
  * transaction when the merge reads stored rows, so that nothing changes them in between.
  * `onWriting` is called once the variants statement is on its way (the worker prepares the next
  * batch then). A lost connection or a server restart is thrown: it is the job's to retry; only a
@@ -76,8 +78,13 @@ export async function writeChunk(
       const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
       const items = JSON.parse(chunk.items) as ChunkItems;
-      if (!(await recordChunkHistory(tx, db.kind, batch, items))) throw new SkuOwnedElsewhereError();
-      await upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
+      const base = await readChunkBase(tx, db.kind, batch.tenantId, items);
+      const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
+      // Synchronous, so the upsert's promise cannot reject unobserved before it is awaited.
+      const entries = historyEntries(base, items);
+      await productsWritten;
+      if (entries === null) throw new SkuOwnedElsewhereError();
+      await insertHistory(tx, { tenantId: batch.tenantId, batchId: batch.batchId }, entries);
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
       onWriting?.();
       if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();

@@ -4,7 +4,7 @@ import { diffText } from '../../src/client/diff-text.ts';
 
 /** The one text of a diff element the dry-run file and the dashboard show (CONTRACT §11.2). */
 
-void test('a change reads from → to in JSON, an add reads added, a remove names its sku', () => {
+void test('a change reads from → to in JSON, an add reads added (a created product as product), a remove names its sku', () => {
   assert.equal(
     diffText({ path: 'variants[0].price', op: 'change', sku: 's', from: 265, to: 250 }),
     'variants[0].price: 265 → 250',
@@ -15,6 +15,7 @@ void test('a change reads from → to in JSON, an add reads added, a remove name
     'variants[0].images[0].angle: 90 → null',
   );
   assert.equal(diffText({ path: 'variants[1]', op: 'add', sku: 's', to: {} }), 'variants[1]: added');
+  assert.equal(diffText({ path: '', op: 'add', to: {} }), 'product: added');
   assert.equal(
     diffText({ path: 'variants', op: 'remove', sku: 'lamp-black', from: {} }),
     'variants: removed lamp-black',

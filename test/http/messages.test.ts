@@ -48,6 +48,26 @@ describe('a value outside an enumeration', () => {
     ]);
   });
 
+  void test('in a search filter is named by its enumeration, as in a body', async () => {
+    const token = await svc.token(svc.tenant('enum-search'));
+    const search = (params: string) => svc.request({ method: 'GET', url: `/products?${params}`, token });
+    const colors = `FurnitureColor values ${EXACT.slice(0, -1)}; 31 values, listed in GET /openapi.json)`;
+    assert.deepEqual(fieldErrors(await search('style=modern'), '/products'), [
+      {
+        field: 'style',
+        code: 'invalid_value',
+        message: `style must be one of the FurnitureStyle values ${EXACT}: ${STYLES}; did you mean "Modern"?`,
+      },
+    ]);
+    assert.deepEqual(fieldErrors(await search('color=Gry'), '/products'), [
+      {
+        field: 'color',
+        code: 'invalid_value',
+        message: `color must be one of the ${colors}; the closest are "Gray", "Grey".`,
+      },
+    ]);
+  });
+
   void test('of at most 12 values lists them all in a body, and nothing is stored', async () => {
     const token = await svc.token(svc.tenant('enum-body'));
     const res = await svc.request({

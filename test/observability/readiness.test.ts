@@ -91,6 +91,7 @@ void test('at info, probes are not logged; readiness is logged when it changes, 
     assert.deepEqual([await get('/readyz'), await get('/readyz')], [503, 503]);
     queueUp = true;
     assert.equal(await get('/readyz'), 200);
+    // Ready once before failing, so the failure is a warning (a start is not: see below).
     assert.deepEqual(
       lines.map(({ level, msg, failing }) => ({ level, msg, failing })),
       [
@@ -108,6 +109,29 @@ void test('at info, probes are not logged; readiness is logged when it changes, 
     assert.deepEqual(
       lines.map(({ level, msg }) => [level, msg]),
       [[30, 'request completed']],
+    );
+  } finally {
+    await app.close();
+  }
+});
+
+void test('while starting, not being ready yet is info, and the first ready answer says ready', async () => {
+  let loaded = false;
+  const { app, lines } = await loggedApp('info', [
+    { name: 'database', probe: async () => true },
+    { name: 'analyzer', probe: async () => loaded },
+  ]);
+  const get = async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode;
+  try {
+    assert.deepEqual([await get(), await get()], [503, 503]);
+    loaded = true;
+    assert.equal(await get(), 200);
+    assert.deepEqual(
+      lines.map(({ level, msg, failing }) => ({ level, msg, failing })),
+      [
+        { level: 30, msg: 'not ready yet: analyzer starting', failing: { analyzer: 'answered not ready' } },
+        { level: 30, msg: 'ready', failing: undefined },
+      ],
     );
   } finally {
     await app.close();

@@ -86,8 +86,10 @@ browserTest('two loopback images are shown beside their verdicts and the summary
           `Room types ${expected.roomTypes.join(', ').replaceAll('_', ' ') || '—'}`,
       );
       await assertAccessible(page, 'analyzer');
-      if (viewport) await assertFitsWidth(page);
-      else
+      if (viewport) {
+        await assertFitsWidth(page);
+        await screenshot(page, 'analyzer-phone', { docs: true });
+      } else
         await screenshot(page, 'analyzer', {
           scrollTo: page.getByRole('heading', { name: 'Summary' }),
           docs: true,

@@ -95,12 +95,15 @@ browserTest('a product opens with its thumbnails; a variant is deleted after con
     await page.getByRole('link', { name: 'chair-1' }).waitFor();
     await assertAccessible(page, 'catalog');
     await screenshot(page, 'catalog', { docs: true });
-    await page.getByLabel('External id starts with').fill('sofa-');
-    await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByRole('caption').filter({ hasText: 'starts with “sofa-”' }).waitFor({ state: 'attached' });
+    await page.getByLabel('Search', { exact: true }).fill('slate'); // a word of one variant's sku
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page
+      .getByTestId('total')
+      .filter({ hasText: /^1 product$/ })
+      .waitFor();
     assert.deepEqual(
       await page
-        .getByRole('region', { name: /starts with/ })
+        .getByRole('region', { name: 'Products matching the search, most relevant first' })
         .getByRole('link')
         .allInnerTexts(),
       ['sofa-linen-3'],
@@ -133,6 +136,153 @@ browserTest('a product opens with its thumbnails; a variant is deleted after con
       stored.json().variants.map((v: { sku: string }) => v.sku),
       ['sofa-linen-3-oat'],
     );
+  });
+});
+
+/** Submits `items` with `label` (CONTRACT §11.1) and waits for the batch to finish; returns its id. */
+async function submitLabelled(token: string, items: unknown[], label: string): Promise<string> {
+  const res = await world.api.request({
+    method: 'POST',
+    url: `/products/ingestions?label=${encodeURIComponent(label)}`,
+    token,
+    json: { items },
+  });
+  assert.equal(res.statusCode, 202, res.body);
+  const batchId = res.json<{ batch_id: string }>().batch_id;
+  await world.api.waitForTerminal(token, batchId);
+  return batchId;
+}
+
+browserTest('a product page shows every stored field, and its history after two feeds', async (t) => {
+  const token = await world.api.token(world.api.tenant('history'));
+  const lamp = (price: number) =>
+    product({
+      external_id: 'lamp-1',
+      name: 'Arc lamp',
+      description: 'Floor lamp with a marble base',
+      style: 'Industrial',
+      type: 'Lighting',
+      sub_type: 'Floor Lamp',
+      variants: [
+        variant({
+          sku: 'lamp-1-brass',
+          name: 'Brass',
+          item_url: 'https://shop.example/lamp-1',
+          depth: 30,
+          width: 40,
+          height: 180,
+          weight: 7.5,
+          color: 'Gold',
+          price,
+          brand: 'Northwind',
+          images: [
+            { url: 'https://cdn.example/lamp-front.png', angle: 0 },
+            { url: 'https://cdn.example/lamp-side.png' },
+          ],
+        }),
+      ],
+    });
+  const monday = await submitLabelled(token, [lamp(265)], 'Monday feed');
+  const tuesday = await submitLabelled(token, [product(), lamp(250)], 'Tuesday feed');
+  const page = await world.open(token, '#/products/lamp-1');
+  await page.route('https://cdn.example/**', async (route) =>
+    route.fulfill({
+      contentType: 'image/png',
+      body: await sharp({ create: { width: 64, height: 64, channels: 3, background: '#b08d57' } })
+        .png()
+        .toBuffer(),
+    }),
+  );
+  await scenario(t, page, 'product-page', async () => {
+    const entries = page.getByRole('list', { name: 'Changes, newest first' }).locator(':scope > li');
+    await entries.nth(1).waitFor();
+    const facts = await page.locator('dl.facts').innerText();
+    assert.match(
+      facts,
+      /External id\s+lamp-1\s+Name\s+Arc lamp\s+Description\s+Floor lamp with a marble base/,
+    );
+    assert.match(
+      facts,
+      /Type\s+Lighting\s+Sub-type\s+Floor Lamp\s+Style\s+Industrial\s+Created\s+\S.*\s+Updated\s+\S/,
+    );
+
+    const variants = page.getByRole('region', { name: 'Variants' });
+    const cells = await variants.getByRole('row').nth(1).getByRole('cell').allInnerTexts();
+    assert.deepEqual(cells.slice(0, 8), [
+      'lamp-1-brass',
+      'Brass',
+      'Gold',
+      'Northwind',
+      '250',
+      '30 × 40 × 180',
+      '7.5',
+      'https://shop.example/lamp-1',
+    ]);
+    assert.deepEqual(await variants.getByRole('columnheader').allInnerTexts(), [
+      'SKU',
+      'Name',
+      'Colour',
+      'Brand',
+      'Price',
+      'Depth × width × height',
+      'Weight',
+      'Product page',
+      'Images',
+      'Actions',
+    ]);
+    const link = variants.getByRole('link', { name: 'https://shop.example/lamp-1' });
+    assert.equal(await link.getAttribute('href'), 'https://shop.example/lamp-1');
+    assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
+    assert.deepEqual(await variants.locator('figcaption').allInnerTexts(), ['0°', 'no angle']);
+    await variants.getByRole('img', { name: 'Brass, image 2, no angle' }).waitFor();
+
+    // Newest first: the update by Tuesday's batch (item 1), then the create by Monday's (item 0).
+    assert.equal(await entries.count(), 2);
+    const [newest, oldest] = [entries.nth(0), entries.nth(1)];
+    assert.match(
+      await newest.innerText(),
+      /^\S.* update by batch Tuesday feed, item 1\n\nvariants\[0\]\.price: 265 → 250$/,
+    );
+    assert.match(await oldest.innerText(), /^\S.* create by batch Monday feed, item 0\n\nproduct: added$/);
+    assert.equal(
+      await newest.getByRole('link', { name: 'Tuesday feed' }).getAttribute('href'),
+      `#/batches/${tuesday}`,
+    );
+    assert.equal(
+      await oldest.getByRole('link', { name: 'Monday feed' }).getAttribute('href'),
+      `#/batches/${monday}`,
+    );
+    assert.equal(await page.getByRole('button', { name: 'Older' }).isHidden(), true);
+    await assertAccessible(page, 'product');
+    await screenshot(page, 'product-history', {
+      docs: true,
+      scrollTo: page.getByRole('heading', { name: 'Variants (1)' }),
+    });
+
+    await newest.getByRole('link', { name: 'Tuesday feed' }).click();
+    await page.getByRole('heading', { name: new RegExp(tuesday) }).waitFor();
+  });
+});
+
+browserTest('a long history is read a page at a time, newest first, with "Older"', async (t) => {
+  const token = await world.api.token(world.api.tenant('older'));
+  // One batch: the create, then 21 price changes, each item newer than the one before (§11.3).
+  const items = Array.from({ length: 22 }, (_, i) =>
+    product({ external_id: 'stool-1', variants: [variant({ sku: 'stool-1-oak', price: 100 + i })] }),
+  );
+  await submitLabelled(token, items, 'Price walk');
+  const page = await world.open(token, '#/products/stool-1');
+  await scenario(t, page, 'product-history-older', async () => {
+    const entries = page.getByRole('list', { name: 'Changes, newest first' }).locator(':scope > li');
+    await entries.nth(19).waitFor();
+    assert.equal(await entries.count(), 20);
+    assert.match(await entries.nth(0).innerText(), /item 21\n\nvariants\[0\]\.price: 120 → 121$/);
+    await page.getByRole('button', { name: 'Older' }).click();
+    await entries.nth(21).waitFor();
+    assert.equal(await entries.count(), 22);
+    assert.match(await entries.nth(20).innerText(), /item 1\n\nvariants\[0\]\.price: 100 → 101$/);
+    assert.match(await entries.nth(21).innerText(), / create by batch Price walk, item 0\n\nproduct: added$/);
+    assert.equal(await page.getByRole('button', { name: 'Older' }).isHidden(), true);
   });
 });
 

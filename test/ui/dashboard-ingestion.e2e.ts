@@ -107,7 +107,7 @@ browserTest('a batch’s progress bar moves to 100 % while the page watches', as
   await scenario(t, phone, 'batches-phone-width', async () => {
     await phone.getByRole('cell', { name: 'completed' }).first().waitFor();
     await assertFitsWidth(phone);
-    await screenshot(phone, 'batches-phone', { docs: true });
+    await screenshot(phone, 'batches-phone-progress');
   });
 });
 
@@ -126,7 +126,7 @@ browserTest(
     const file = items.map((item) => JSON.stringify(item)).join('\n');
     const page = await world.open(token, '#/import');
     await scenario(t, page, 'import', async () => {
-      await page.getByLabel(/Drop a JSON or JSON Lines file/).setInputFiles({
+      await page.getByLabel(/Drop a JSON, JSON Lines, CSV or XLSX file/).setInputFiles({
         name: 'catalog.jsonl',
         mimeType: 'application/x-ndjson',
         buffer: Buffer.from(file),
@@ -149,13 +149,15 @@ browserTest(
       await assertAccessible(page, 'import preview');
       await screenshot(page, 'import-preview', { docs: true });
 
-      await page.getByRole('button', { name: 'Submit 3 items in 1 batch(es)' }).click();
+      await page.getByRole('button', { name: 'Send all 3 items' }).click();
       const row = page.getByRole('region', { name: 'Submitted batches' }).getByRole('row').nth(1);
       await row.getByText('completed with errors').waitFor({ timeout: 20_000 });
       assert.match(await row.innerText(), /2 upserted, 1 failed/);
       await row.getByRole('link').click();
 
       await page.getByRole('heading', { name: /^Batch / }).waitFor();
+      // Labelled as the command-line client labels its batches: the file's name, then k/n.
+      await page.getByText('catalog.jsonl 1/1', { exact: true }).waitFor();
       const errorRows = page.getByRole('region', { name: 'Item errors' }).getByRole('row');
       await errorRows.nth(1).waitFor();
       assert.equal(await errorRows.count(), 2, 'the header and one error');
@@ -212,7 +214,7 @@ browserTest('a 50 MB JSON Lines file is read as a stream without freezing the pa
         }).observe({ type: 'longtask' });
       `);
     const started = Date.now();
-    await page.getByLabel(/Drop a JSON or JSON Lines file/).setInputFiles(file);
+    await page.getByLabel(/Drop a JSON, JSON Lines, CSV or XLSX file/).setInputFiles(file);
     await page
       .getByRole('status')
       .filter({ hasText: `large.jsonl: ${count} items read` })

@@ -5,8 +5,8 @@
  * the provider, and a token of another audience refused. Pasting a token stays available.
  */
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
-import { product } from '../helpers/catalog-fixtures.ts';
+import type { Locator, Page } from 'playwright-core';
+import { product, skuOf } from '../helpers/catalog-fixtures.ts';
 import { lateBound, startedForFile } from '../helpers/file-fixture.ts';
 import {
   API_AUDIENCE,
@@ -17,6 +17,8 @@ import {
 import {
   assertAccessible,
   browserTest,
+  DESKTOP,
+  PHONE,
   scenario,
   skipBrowser,
   startDashboardWorld,
@@ -60,7 +62,7 @@ const world = lateBound(() => started()?.world, 'the dashboard world');
 
 /** A fresh tab on the sign-in view; nothing but the two loopback servers can be reached from it. */
 async function openSignIn(): Promise<Page> {
-  const context = await world.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const context = await world.browser.newContext({ viewport: DESKTOP });
   await context.route('**/*', (route) =>
     new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort(),
   );
@@ -90,7 +92,8 @@ browserTest(
       accessTokenTtl: ACCESS_TOKEN_TTL,
     });
     const seedToken = await provider.robotToken(API_AUDIENCE);
-    const batchId = await world.api.submit(seedToken, [product()]);
+    const seeded = product();
+    const batchId = await world.api.submit(seedToken, [seeded]);
     await world.api.waitForTerminal(seedToken, batchId);
 
     const page = await openSignIn();
@@ -138,6 +141,27 @@ browserTest(
       await page.reload();
       await page.getByRole('link', { name: batchId }).waitFor();
       assert.equal(await stored(page, TOKEN_KEY), renewed, 'a reload keeps the session');
+
+      // Every view of the session, at both widths, each once its data has loaded.
+      const views: Array<[string, Locator]> = [
+        ['#/batches', page.getByRole('link', { name: batchId })],
+        [`#/batches/${batchId}`, page.getByRole('cell', { name: 'No item errors.' })],
+        ['#/import', page.getByRole('heading', { level: 1 })],
+        ['#/catalog', page.getByRole('link', { name: String(seeded.external_id) })],
+        [`#/products/${String(seeded.external_id)}`, page.getByText(skuOf(seeded), { exact: true })],
+        // This session's scopes do not include webhooks:manage: the view says so.
+        ['#/webhooks', page.locator('.auth-alert').filter({ hasText: 'Not allowed (403)' })],
+        ['#/analyzer', page.getByRole('heading', { level: 1 })],
+      ];
+      for (const viewport of [DESKTOP, PHONE]) {
+        await page.setViewportSize(viewport);
+        for (const [hash, loaded] of views) {
+          // Within the page, as its links do: a reload could cut a renewal short.
+          await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+          await loaded.waitFor();
+          await assertAccessible(page, `${hash} at ${viewport.width} px (signed in with OpenID Connect)`);
+        }
+      }
 
       // Sign-out at the provider: its confirmation, then back to the sign-in view with nothing kept.
       const lastRefresh = JSON.parse((await stored(page, PROVIDER_TOKENS_KEY))!).refreshToken as string;

@@ -13,6 +13,7 @@ import type { ProductView } from '../../src/catalog/product-schema.ts';
 import type { ErrorSummarySchema } from '../../src/ingestion/error-reports.schemas.ts';
 import type { PreviewEntrySchema, PreviewResponse } from '../../src/ingestion/preview.schemas.ts';
 import type { Delivery, Endpoint } from '../../src/webhooks/webhook.schemas.ts';
+import type { HistoryEntry } from '../../src/catalog/history.schemas.ts';
 
 export type BatchStatus = Static<typeof BatchStatusRecord>;
 /** One failed item of the errors page (CONTRACT §7). */
@@ -33,6 +34,9 @@ export type PreviewEntry = Static<typeof PreviewEntrySchema>;
 
 /** §10.4: `GET /products/ingestions/{id}/errors/summary`. */
 export type ErrorSummary = Static<typeof ErrorSummarySchema>;
+
+/** §11.3: one recorded change of a product. */
+export type ProductChange = HistoryEntry;
 
 /** §10.1: a webhook endpoint; the secret only on creation (and rotation, `SecretRotated`). */
 export type WebhookEndpoint = Static<typeof Endpoint> & { secret?: string };

@@ -107,6 +107,14 @@ export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * What a refused call said about each field or query parameter it named (a 400's `errors`); each
+ * message names its field (`min_price must be a finite number.`).
+ */
+export function fieldErrorTexts(error: unknown): string[] {
+  return error instanceof ApiError ? error.fieldErrors.map((fieldError) => fieldError.message) : [];
+}
+
 /** `call`, then the JSON body. */
 export async function getJson<T>(path: string, options: CallOptions = {}): Promise<T> {
   return (await call(path, options)).json() as Promise<T>;

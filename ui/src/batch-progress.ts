@@ -1,4 +1,4 @@
-import { TERMINAL_STATUSES } from '../../src/ingestion/batch-status.ts';
+import { BATCH_STATUS, TERMINAL_STATUSES } from '../../src/ingestion/batch-status.ts';
 import type { BatchStatus } from './api-types.ts';
 import { h, progressBar } from './dom.ts';
 
@@ -12,13 +12,35 @@ export function itemsDone(batch: BatchStatus): number {
   return batch.upserted + batch.failed;
 }
 
-/** The batch's progress bar, labelled by its id. */
+/**
+ * Whether every item is settled (written or failed) while the batch is still `processing`: the
+ * worker has committed the last chunk and is about to record the terminal status (and its webhook
+ * deliveries) in a transaction of its own. The bar reads 100 % then, so the page says why the
+ * status has not moved yet.
+ */
+export function isFinishing(batch: BatchStatus): boolean {
+  return (
+    batch.status === BATCH_STATUS.processing &&
+    batch.received_count > 0 &&
+    itemsDone(batch) >= batch.received_count
+  );
+}
+
+/** What the page says beside a bar at 100 % whose batch is still `processing`. */
+const FINISHING_TEXT = 'finishing — writing the last results';
+
+/** The batch's progress bar, labelled by its id, with the words "finishing …" while it is finishing. */
 export function batchProgress(batch: BatchStatus): HTMLElement {
-  return progressBar(
-    `Progress of batch ${batch.batch_id}`,
-    itemsDone(batch),
-    batch.received_count,
-    isTerminal(batch),
+  return h(
+    'span',
+    { class: 'batch-progress' },
+    progressBar(
+      `Progress of batch ${batch.batch_id}`,
+      itemsDone(batch),
+      batch.received_count,
+      isTerminal(batch),
+    ),
+    isFinishing(batch) && h('span', { class: 'progress-note' }, FINISHING_TEXT),
   );
 }
 

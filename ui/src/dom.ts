@@ -41,7 +41,13 @@ export function replace(parent: Element, ...children: Child[]): void {
   append(parent, ...children);
 }
 
-/** A table whose body rows come from `rows`; wrapped in a focusable region so it scrolls by keyboard. */
+/**
+ * A table whose body rows come from `rows`; wrapped in a focusable region so it scrolls by keyboard.
+ * Each cell carries its column's name in `data-label`, which only a phone's layout shows (styles.css
+ * lays rows out as labelled cards under 600 px, the label as generated text that screen readers
+ * skip: they name the column from the header, as in any table). The roles are explicit because the
+ * phone layout changes the elements' `display`, which makes some browsers drop a table's semantics.
+ */
 export function table(
   label: string,
   headers: string[],
@@ -53,32 +59,79 @@ export function table(
     { class: 'table-wrap', role: 'region', 'aria-label': label, tabindex: 0 },
     h(
       'table',
-      {},
+      { role: 'table' },
       h('caption', { class: 'visually-hidden' }, label),
       h(
         'thead',
-        {},
+        { role: 'rowgroup' },
         h(
           'tr',
-          {},
-          headers.map((header) => h('th', { scope: 'col' }, header)),
+          { role: 'row' },
+          headers.map((header) => h('th', { scope: 'col', role: 'columnheader' }, header)),
         ),
       ),
       h(
         'tbody',
-        {},
+        { role: 'rowgroup' },
         rows.length === 0
-          ? h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, empty))
+          ? h(
+              'tr',
+              { role: 'row' },
+              h('td', { role: 'cell', colspan: headers.length, class: 'empty' }, empty),
+            )
           : rows.map((cells) =>
               h(
                 'tr',
-                {},
-                cells.map((cell) => h('td', {}, cell)),
+                { role: 'row' },
+                cells.map((cell, column) =>
+                  h(
+                    'td',
+                    { role: 'cell', 'data-label': headers[column] },
+                    h('div', { class: 'cell-value' }, cell),
+                  ),
+                ),
               ),
             ),
       ),
     ),
   );
+}
+
+/** Characters of a long id a phone shows: enough to tell a page's ids apart (a UUID's first group). */
+const SHORT_ID_LENGTH = 8;
+
+/**
+ * A long id (a batch's UUID), linked to `href` when given: whole on a wide screen; on a phone its
+ * first characters, with a button that shows the whole id. Screen readers always read the whole id
+ * (the short form is hidden from them, the whole one only visually), so the link's name is the id.
+ */
+export function longId(id: string, href?: string): HTMLElement {
+  const shown = (...text: Child[]) =>
+    href ? h('a', { href, class: 'mono' }, text) : h('span', { class: 'mono' }, text);
+  if (id.length <= SHORT_ID_LENGTH + 1) return h('span', { class: 'long-id' }, shown(id));
+  const wrapper = h(
+    'span',
+    { class: 'long-id' },
+    // The short form first: a tap or a click aimed at the link's first box lands on what is shown.
+    shown(
+      h('span', { class: 'long-id-short', 'aria-hidden': 'true' }, `${id.slice(0, SHORT_ID_LENGTH)}…`),
+      h('span', { class: 'long-id-whole' }, id),
+    ),
+    ' ',
+  );
+  // The button's name is its visible text (WCAG 2.5.3); aria-expanded says whether the id shows.
+  const toggle = h(
+    'button',
+    {
+      type: 'button',
+      class: 'long-id-toggle',
+      'aria-expanded': 'false',
+      onclick: () => toggle.setAttribute('aria-expanded', String(wrapper.classList.toggle('expanded'))),
+    },
+    'whole id',
+  );
+  wrapper.append(toggle);
+  return wrapper;
 }
 
 /** A labelled progress bar of `done` out of `total` (100 % when `finished`). */

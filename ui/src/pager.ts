@@ -8,6 +8,11 @@ export interface CursorPager {
   first(): Promise<void>;
   /** Shows the current page again (a poll). */
   again(): Promise<void>;
+  /**
+   * Shows the page at `cursor`, one a link or a reload kept in the address, with the first page as
+   * the one before it (the pages between are not known any more); null is the first page.
+   */
+  restore(cursor: string | null): Promise<void>;
 }
 
 /**
@@ -39,5 +44,10 @@ export function cursorPager(
     element: h('div', { class: 'pager' }, previous, following),
     first: () => go(null, 0),
     again: () => go(shown.at(-1) ?? null, Math.max(0, shown.length - 1)),
+    restore(cursor) {
+      if (cursor === null) return go(null, 0);
+      shown.splice(0, shown.length, null);
+      return go(cursor, 1);
+    },
   };
 }

@@ -1,44 +1,53 @@
 import { JsonStreamError, splitJsonArray } from '../../../src/client/json-splitter.ts';
-
-/** One item of a dropped file, at its 0-based `position`: its JSON text, or why it is not JSON. */
-export type FileItem =
-  | { position: number; line: number; text: string; malformed?: undefined }
-  | { position: number; line: number; text?: undefined; malformed: string };
-
-/** JSON Lines by extension, as the command-line client decides (docs/cli.md); anything else is JSON. */
-export function isJsonLines(file: File): boolean {
-  return /\.(jsonl|ndjson)$/i.test(file.name);
-}
-
-/** Work done between two yields to the page, so that input and painting are never held up longer. */
-const SLICE_MS = 30;
-
-/** Lets the page handle input and paint: a new task, not a microtask (which would run first). */
-function yieldToPage(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
+import type { SheetRow } from '../../../src/spreadsheets/csv-rows.ts';
+import { checkSheet, numberedSheetItems } from '../../../src/spreadsheets/sheet-converter.ts';
+import {
+  placeErrors,
+  type CellError,
+  type PlacedError,
+  type SheetItem,
+} from '../../../src/spreadsheets/sheet-items.ts';
+import { XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
+import { textChunks } from './text-chunks.ts';
 
 /**
- * The file's text a chunk at a time (File.stream() decoded as UTF-8): the file is never held whole.
- * A read of data already there resolves as a microtask, so a fast file would be read to its end in one
- * task; the reader yields to the page every SLICE_MS instead, which keeps a 50 MB file from freezing it.
+ * One item of a dropped file, at its 0-based `position`, starting on `line` (a spreadsheet's row): its
+ * JSON text, or why it cannot be sent (not JSON; a spreadsheet's cells it cannot be read from). A
+ * spreadsheet's item tells where each of its fields is (`locate`), so errors name row and column.
  */
-async function* textChunks(file: File): AsyncGenerator<string> {
-  const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
-  let sliceStart = performance.now();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-      if (performance.now() - sliceStart > SLICE_MS) {
-        await yieldToPage();
-        sliceStart = performance.now();
-      }
+export type FileItem = { position: number; line: number; locate?: SheetItem['locate'] } & (
+  | { text: string; malformed?: undefined; cellErrors?: undefined }
+  | { text?: undefined; malformed: string; cellErrors?: undefined }
+  | {
+      text?: undefined;
+      malformed?: undefined;
+      cellErrors: Array<PlacedError<CellError>>;
+      /** The product's id, for the preview to name the item. */
+      externalId: string | null;
     }
-  } finally {
-    reader.releaseLock();
-  }
+);
+
+/** How a file holds its items, decided by its name as the command-line client decides (docs/cli.md). */
+export type FileFormat = 'json' | 'jsonl' | 'csv' | 'xlsx';
+
+/** `.jsonl`/`.ndjson` → jsonl, `.csv` → csv, `.xlsx` (or the XLSX type) → xlsx, anything else → json. */
+export function formatOf(file: File): FileFormat {
+  if (/\.(jsonl|ndjson)$/i.test(file.name)) return 'jsonl';
+  if (/\.csv$/i.test(file.name)) return 'csv';
+  if (/\.xlsx$/i.test(file.name) || file.type === XLSX_TYPE) return 'xlsx';
+  return 'json';
+}
+
+/** A chosen file, ready to be read as often as the import needs: to check, preview, send. */
+export interface ImportFile {
+  file: File;
+  format: FileFormat;
+  /** Throws a spreadsheet's layout defect (`SheetLayoutError`, naming row and column); JSON has none. */
+  check(): Promise<void>;
+  /** The file's items, read from its start, streamed. */
+  items(): AsyncGenerator<FileItem>;
+  /** Frees what reading holds (the XLSX worker). */
+  close(): void;
 }
 
 /** Why `text` is not one JSON value, or undefined when it is. */
@@ -94,9 +103,69 @@ async function* jsonArray(file: File): AsyncGenerator<FileItem> {
   }
 }
 
-/** The items of a JSON (array or `{"items": [...]}`) or JSON Lines file, streamed. */
-export function readFileItems(file: File): AsyncGenerator<FileItem> {
-  return isJsonLines(file) ? jsonLines(file) : jsonArray(file);
+/** The `external_id` of an item's JSON text, when it is a string. */
+function externalIdOf(text: string): string | null {
+  const { external_id } = JSON.parse(text) as { external_id?: unknown };
+  return typeof external_id === 'string' ? external_id : null;
+}
+
+/** A spreadsheet's items by the command-line client's converter; those whose cells cannot be read carry their placed errors. */
+async function* sheetFileItems(rows: AsyncIterable<SheetRow>): AsyncGenerator<FileItem> {
+  for await (const { position, row, text, cellErrors, locate } of numberedSheetItems(rows)) {
+    yield cellErrors.length === 0
+      ? { position, line: row, text, locate }
+      : {
+          position,
+          line: row,
+          cellErrors: placeErrors(cellErrors, locate),
+          externalId: externalIdOf(text),
+          locate,
+        };
+  }
+}
+
+/**
+ * Opens `file` for the import. JSON, JSON Lines and CSV are read as text streams on the page, yielding
+ * to it between slices (`textChunks`); XLSX is read by a Web Worker, loaded only now (see `xlsx-file.ts`).
+ */
+export async function openImportFile(file: File): Promise<ImportFile> {
+  const format = formatOf(file);
+  const json = (items: () => AsyncGenerator<FileItem>): ImportFile => ({
+    file,
+    format,
+    check: async () => {},
+    items,
+    close: () => {},
+  });
+  switch (format) {
+    case 'jsonl':
+      return json(() => jsonLines(file));
+    case 'json':
+      return json(() => jsonArray(file));
+    case 'csv': {
+      // csv-parse's browser build carries its own stream library: fetched only for a CSV file.
+      const { csvRows } = await import('../../../src/spreadsheets/csv-rows.ts');
+      const rows = () => csvRows(textChunks(file));
+      return {
+        file,
+        format,
+        check: async () => void (await checkSheet(rows())),
+        items: () => sheetFileItems(rows()),
+        close: () => {},
+      };
+    }
+    case 'xlsx': {
+      const { openXlsxFile } = await import('./xlsx-file.ts');
+      const workbook = await openXlsxFile(file);
+      return {
+        file,
+        format,
+        check: async () => void (await checkSheet(workbook.rows())),
+        items: () => sheetFileItems(workbook.rows()),
+        close: () => workbook.close(),
+      };
+    }
+  }
 }
 
 /** The items in groups of at most `size` (a submission's limit is 1000). */

@@ -1,4 +1,4 @@
-import { ApiError, call } from '../api.ts';
+import { ApiError, call, query } from '../api.ts';
 import type { Accepted } from '../api-types.ts';
 
 /** Items per submission: the service's limit (CONTRACT §4). */
@@ -12,18 +12,19 @@ export function envelope(texts: string[]): string {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Submits one group under `key` (CONTRACT §10.2). A 429 is waited out (its Retry-After) and the same
+ * Submits one group under `key` (CONTRACT §10.2), labelled `label` (§11.1). A 429 is waited out (its Retry-After) and the same
  * request sent again; since the key travels with it, a request that did reach the service before the
  * connection broke is answered with the batch it made instead of making a second one.
  */
 export async function submitGroup(
   texts: string[],
   key: string,
+  label: string,
   onWait: (seconds: number) => void,
 ): Promise<Accepted & { replayed: boolean }> {
   for (;;) {
     try {
-      const response = await call('/products/ingestions', {
+      const response = await call(`/products/ingestions${query({ label })}`, {
         method: 'POST',
         body: envelope(texts),
         headers: { 'idempotency-key': key },

@@ -3,29 +3,67 @@ import type { BatchStatus } from '../api-types.ts';
 import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { h, replace, table, type Child } from '../dom.ts';
 import { diffText } from '../../../src/client/diff-text.ts';
-import { inGroups, readFileItems } from '../import/file-items.ts';
-import { previewFile, type FilePreview } from '../import/preview-run.ts';
+import { batchLabel, nameLabelBase } from '../../../src/client/batch-label.ts';
+import { SheetLayoutError, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
+import { inGroups, openImportFile, type ImportFile } from '../import/file-items.ts';
+import { previewFile, type FilePreview, type ItemError } from '../import/preview-run.ts';
+import {
+  placeSentErrors,
+  readSentErrors,
+  type SentGroup,
+  type SentItemErrors,
+} from '../import/sent-errors.ts';
 import { idempotencyKey, submitGroup, SUBMISSION_SIZE } from '../import/submit-groups.ts';
 import type { View } from '../view.ts';
 import { poll, type PollOutcome } from '../poller.ts';
 
-/** A batch this import made, and its last status read. */
-interface Submitted {
+/** A batch this import made, the file positions it holds, and its last status read. */
+interface Submitted extends SentGroup {
   group: number;
-  batchId: string;
   replayed: boolean;
   status: BatchStatus | null;
+  /** Its failed items have been read (once it finished). */
+  errorsRead: boolean;
 }
 
-function previewTable(preview: FilePreview): HTMLElement {
+/** Which items a submission sends: all that can be sent, or only those the preview found valid (#47). */
+type SendMode = 'all' | 'valid';
+
+/** Failed items listed under the submitted batches; each batch's page lists all of its own. */
+const MAX_SENT_ERROR_ROWS = 1000;
+
+const isSheet = (source: ImportFile) => source.format === 'csv' || source.format === 'xlsx';
+
+/** An item's errors: code, field, and for a spreadsheet the row and column of the field. */
+function errorList(errors: ItemError[]): Child {
+  if (errors.length === 0) return '—';
+  return h(
+    'ul',
+    { class: 'plain' },
+    errors.map((error) =>
+      h(
+        'li',
+        {},
+        h('code', {}, error.code),
+        ' ',
+        error.field || '(item)',
+        error.row === undefined ? '' : ` (row ${error.row}, column ${error.column ?? '—'})`,
+        ': ',
+        error.message,
+      ),
+    ),
+  );
+}
+
+function previewTable(preview: FilePreview, source: ImportFile): HTMLElement {
   const { totals } = preview;
   const counts: Array<[string, number]> = [
     ['Create', totals.create],
     ['Update', totals.update],
     ['Unchanged', totals.unchanged],
     ['Invalid', totals.invalid],
-    ['Not JSON', totals.not_json],
   ];
+  if (!isSheet(source)) counts.push(['Not JSON', totals.not_json]);
   return h(
     'div',
     {},
@@ -36,9 +74,10 @@ function previewTable(preview: FilePreview): HTMLElement {
     ),
     table(
       'Preview of the items',
-      ['Item', 'External id', 'Action', 'Changes', 'Errors'],
+      ['Item', isSheet(source) ? 'Row' : 'Line', 'External id', 'Action', 'Changes', 'Errors'],
       preview.rows.map((row) => [
         row.position,
+        row.line,
         row.external_id ?? '—',
         h('span', { class: `badge action-${row.action}` }, row.action.replace('_', ' ')),
         row.diff.length
@@ -48,67 +87,125 @@ function previewTable(preview: FilePreview): HTMLElement {
               row.diff.map((element) => h('li', {}, diffText(element))),
             )
           : '—',
-        row.errors.length
-          ? h(
-              'ul',
-              { class: 'plain' },
-              row.errors.map((error) =>
-                h('li', {}, h('code', {}, error.code), ' ', error.field || '(item)', ': ', error.message),
-              ),
-            )
-          : '—',
+        errorList(row.errors),
       ]),
       'The file holds no items.',
     ),
   );
 }
 
+/** The failed items of the submitted batches, at their place in the file. */
+function sentErrorsTable(failed: SentItemErrors[], source: ImportFile): HTMLElement {
+  return h(
+    'div',
+    {},
+    h('h2', {}, 'Items the service refused'),
+    table(
+      'Items the service refused',
+      ['Item', isSheet(source) ? 'Row' : 'Line', 'External id', 'SKU', 'Errors', 'Batch'],
+      failed.map((item) => [
+        item.position,
+        item.line,
+        item.external_id ?? '—',
+        item.sku ?? '—',
+        errorList(item.errors),
+        h('a', { href: `#/batches/${encodeURIComponent(item.batchId)}`, class: 'mono' }, item.batchId),
+      ]),
+    ),
+  );
+}
+
 /**
- * Import a JSON or JSON Lines file: it is read as a stream, previewed (CONTRACT §10.3) group by group,
- * then submitted in batches of ≤ 1000 with an Idempotency-Key each, whose progress is followed live.
+ * Import a JSON, JSON Lines, CSV or XLSX file: it is read as a stream (XLSX by a Web Worker), a
+ * spreadsheet checked for the layout defects that refuse it whole (CONTRACT §11.5), previewed (§10.3)
+ * group by group, then submitted in batches of ≤ 1000 with an Idempotency-Key each, all of its items
+ * or only the valid ones, whose progress is followed live and whose refused items are listed at their
+ * place in the file.
  */
 export const importView: View = (main) => {
   const message = h('p', { class: 'error', role: 'alert' });
   const status = h('p', { role: 'status', 'aria-live': 'polite' });
   const previewBox = h('div');
   const submittedBox = h('div', { 'aria-live': 'polite' });
-  const input = h('input', { id: 'file', type: 'file', accept: '.json,.jsonl,.ndjson,application/json' });
-  const submitButton = h('button', { type: 'button', class: 'primary', disabled: true }, 'Submit');
-  let file: File | null = null;
+  const sentErrorsBox = h('div');
+  const input = h('input', {
+    id: 'file',
+    type: 'file',
+    accept: `.json,.jsonl,.ndjson,.csv,.xlsx,application/json,text/csv,${XLSX_TYPE}`,
+  });
+  const sendValidButton = h('button', { type: 'button', class: 'primary' });
+  const sendAllButton = h('button', { type: 'button', disabled: true }, 'Send');
+  /** The send buttons: "Send N valid items" only beside "Send all" when the preview found invalid ones. */
+  const toolbar = h('div', { class: 'toolbar' }, sendAllButton);
+  let source: ImportFile | null = null;
+  let preview: FilePreview | null = null;
   let submitted: Submitted[] = [];
+  let sentErrors: SentItemErrors[] = [];
+  let mode: SendMode = 'all';
   let stopPolling = () => {};
   let generation = 0;
-  /** One per chosen file: a resumed submission reuses its keys, so no group is submitted twice. */
+  /** One per submission: a resumed one reuses its keys, so no group is submitted twice. */
   let runId = '';
+
+  function offerSending(found: FilePreview) {
+    const sendable = found.items - found.unsendable;
+    const invalid = found.totals.invalid + found.totals.not_json;
+    const valid = found.items - invalid;
+    sendAllButton.textContent = `Send all ${sendable} items`;
+    sendAllButton.disabled = sendable === 0;
+    // The preview names the invalid items; without it (no route, no right) they are not known. When
+    // every invalid item is one that cannot be sent anyway, both buttons would send the same items.
+    const known = found.unavailable === null;
+    replace(toolbar, known && valid < sendable ? sendValidButton : null, sendAllButton);
+    sendValidButton.disabled = valid === 0;
+    sendValidButton.textContent = `Send ${valid} valid items`;
+    const parts = [`${found.items} items read`];
+    if (known) parts.push(`${invalid} invalid`);
+    if (found.unsendable > 0) parts.push(`${found.unsendable} cannot be sent (left out either way)`);
+    status.textContent = `${source?.file.name ?? ''}: ${parts.join('; ')}. Sent in batches of at most ${SUBMISSION_SIZE}.`;
+  }
 
   async function choose(chosen: File) {
     const mine = ++generation;
-    file = chosen;
-    runId = crypto.randomUUID();
+    source?.close();
+    source = null;
+    preview = null;
     submitted = [];
+    sentErrors = [];
     stopPolling();
     replace(submittedBox);
+    replace(sentErrorsBox);
     replace(previewBox);
     message.textContent = '';
-    submitButton.disabled = true;
+    sendAllButton.disabled = true;
+    sendAllButton.textContent = 'Send';
+    replace(toolbar, sendAllButton);
     status.textContent = `Reading ${chosen.name}…`;
     try {
-      const preview = await previewFile(chosen, (partial) => {
+      const opened = await openImportFile(chosen);
+      if (mine !== generation) return opened.close();
+      source = opened;
+      if (isSheet(opened)) {
+        status.textContent = `Checking the layout of ${chosen.name}…`;
+        await opened.check();
+      }
+      const found = await previewFile(opened, (partial) => {
         if (mine === generation) status.textContent = `Previewed ${partial.items} items of ${chosen.name}…`;
       });
       if (mine !== generation) return;
+      preview = found;
       replace(
         previewBox,
-        preview.unavailable ? h('p', { class: 'notice' }, preview.unavailable) : previewTable(preview),
+        found.unavailable ? h('p', { class: 'notice' }, found.unavailable) : previewTable(found, opened),
       );
-      const sendable = preview.items - preview.totals.not_json;
-      status.textContent = `${chosen.name}: ${preview.items} items read; ${sendable} can be submitted.`;
-      submitButton.textContent = `Submit ${sendable} items in ${Math.ceil(sendable / SUBMISSION_SIZE)} batch(es)`;
-      submitButton.disabled = sendable === 0;
+      offerSending(found);
     } catch (error) {
       if (mine !== generation) return;
       status.textContent = '';
-      message.textContent = `${chosen.name} cannot be read: ${errorText(error)}`;
+      message.textContent =
+        error instanceof SheetLayoutError
+          ? `${chosen.name} is refused and nothing was sent: ${error.message}. Correct the file and choose it again.`
+          : `${chosen.name} cannot be read: ${errorText(error)}`;
     }
   }
 
@@ -128,15 +225,40 @@ export const importView: View = (main) => {
     );
   }
 
+  /** Reads the failed items of the batches that just finished, and lists them at their place in the file. */
+  async function showSentErrors(finished: Submitted[], reading: ImportFile) {
+    const mine = generation;
+    try {
+      let failed: SentItemErrors[] = [];
+      for (const entry of finished) failed.push(...(await readSentErrors(entry)));
+      failed = await placeSentErrors(reading, failed.slice(0, MAX_SENT_ERROR_ROWS - sentErrors.length));
+      if (mine !== generation) return;
+      sentErrors = [...sentErrors, ...failed].sort((a, b) => a.position - b.position);
+      replace(sentErrorsBox, sentErrorsTable(sentErrors, reading));
+    } catch (error) {
+      if (mine === generation)
+        replace(
+          sentErrorsBox,
+          h('p', { class: 'error' }, `The refused items cannot be listed: ${errorText(error)}`),
+        );
+    }
+  }
+
   async function refreshBatches(): Promise<PollOutcome> {
     let changed = false;
+    const finished: Submitted[] = [];
     for (const entry of submitted) {
       if (entry.status && isTerminal(entry.status)) continue;
       const fresh = await getJson<BatchStatus>(`/products/ingestions/${encodeURIComponent(entry.batchId)}`);
       changed ||= fresh.updated_at !== entry.status?.updated_at;
       entry.status = fresh;
+      if (isTerminal(fresh) && fresh.failed > 0 && !entry.errorsRead) {
+        entry.errorsRead = true;
+        finished.push(entry);
+      }
     }
     renderSubmitted();
+    if (finished.length > 0 && source !== null) void showSentErrors(finished, source);
     return submitted.every((entry) => entry.status && isTerminal(entry.status))
       ? 'done'
       : changed
@@ -144,19 +266,39 @@ export const importView: View = (main) => {
         : 'running';
   }
 
-  async function submit() {
-    if (!file) return;
+  /** The items a submission in `sending` mode sends, in file order. */
+  async function* itemsToSend(reading: ImportFile, sending: SendMode, skip: ReadonlySet<number>) {
+    for await (const item of reading.items()) {
+      if (item.text === undefined) continue;
+      if (sending === 'valid' && skip.has(item.position)) continue;
+      yield item;
+    }
+  }
+
+  async function submit(sending: SendMode) {
+    const reading = source;
+    if (!reading || !preview) return;
     const mine = generation;
-    submitButton.disabled = true;
+    // A new submission (not a resumed one) has keys of its own: the groups of "valid only" and
+    // "all" differ, so they must never answer for one another.
+    if (submitted.length === 0 || sending !== mode) {
+      runId = crypto.randomUUID();
+      submitted = [];
+    }
+    mode = sending;
+    sendAllButton.disabled = true;
+    sendValidButton.disabled = true;
     message.textContent = '';
     stopPolling();
     stopPolling = poll(refreshBatches);
     let group = 0;
+    // Labelled as the command-line client labels its batches: `<file name> <k>/<n>` (§11.1, §11.6).
+    const sent = preview.items - (sending === 'valid' ? preview.invalidPositions.size : preview.unsendable);
+    const groups = Math.ceil(sent / SUBMISSION_SIZE);
+    const labelBase = nameLabelBase(reading.file.name);
     try {
-      const wellFormed = (async function* (source: File) {
-        for await (const item of readFileItems(source)) if (item.text !== undefined) yield item.text;
-      })(file);
-      for await (const texts of inGroups(wellFormed, SUBMISSION_SIZE)) {
+      const items = itemsToSend(reading, sending, preview.invalidPositions);
+      for await (const texts of inGroups(items, SUBMISSION_SIZE)) {
         if (mine !== generation) return;
         // After a failure, the groups already accepted are skipped.
         if (group < submitted.length) {
@@ -164,22 +306,37 @@ export const importView: View = (main) => {
           continue;
         }
         status.textContent = `Submitting batch ${group + 1}…`;
-        const accepted = await submitGroup(texts, idempotencyKey(runId, group), (seconds) => {
-          status.textContent = `The service asks to wait ${seconds} s (rate limit); batch ${group + 1} is sent again then.`;
+        const accepted = await submitGroup(
+          texts.map((item) => item.text),
+          idempotencyKey(runId, group),
+          batchLabel(labelBase, group + 1, groups),
+          (seconds) => {
+            status.textContent = `The service asks to wait ${seconds} s (rate limit); batch ${group + 1} is sent again then.`;
+          },
+        );
+        submitted.push({
+          group,
+          batchId: accepted.batch_id,
+          replayed: accepted.replayed,
+          status: null,
+          errorsRead: false,
+          positions: texts.map((item) => item.position),
+          lines: texts.map((item) => item.line),
         });
-        submitted.push({ group, batchId: accepted.batch_id, replayed: accepted.replayed, status: null });
         renderSubmitted();
         group++;
       }
       status.textContent = `Submitted ${group} batch(es); following their progress below.`;
     } catch (error) {
       message.textContent = `Batch ${group + 1} was not submitted: ${errorText(error)}`;
-      submitButton.textContent = 'Resume the submission';
-      submitButton.disabled = false;
+      const resume = sending === 'valid' ? sendValidButton : sendAllButton;
+      resume.textContent = 'Resume the submission';
+      resume.disabled = false;
     }
   }
 
-  submitButton.addEventListener('click', () => void submit());
+  sendValidButton.addEventListener('click', () => void submit('valid'));
+  sendAllButton.addEventListener('click', () => void submit('all'));
   input.addEventListener('change', () => {
     const chosen = input.files?.[0];
     if (chosen) void choose(chosen);
@@ -200,12 +357,12 @@ export const importView: View = (main) => {
         if (dropped) void choose(dropped);
       },
     },
-    h('label', { for: 'file' }, 'Drop a JSON or JSON Lines file here, or choose one'),
+    h('label', { for: 'file' }, 'Drop a JSON, JSON Lines, CSV or XLSX file here, or choose one'),
     input,
     h(
       'p',
       { class: 'help' },
-      'A JSON array, {"items": [...]}, or one item per line (.jsonl). Read in pieces: any size works.',
+      'A JSON array, {"items": [...]}, one item per line (.jsonl), or a spreadsheet (.csv, .xlsx) with a row per variant (see docs/spreadsheets.md). Read in pieces: any size works.',
     ),
   );
   main.append(
@@ -214,11 +371,13 @@ export const importView: View = (main) => {
     message,
     status,
     previewBox,
-    h('div', { class: 'toolbar' }, submitButton),
+    toolbar,
     submittedBox,
+    sentErrorsBox,
   );
   return () => {
     generation++;
     stopPolling();
+    source?.close();
   };
 };

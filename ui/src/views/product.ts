@@ -1,14 +1,64 @@
 import { call, errorText, getJson } from '../api.ts';
 import type { Product } from '../api-types.ts';
-import { h, replace, table, time } from '../dom.ts';
+import { h, replace, table, time, type Child } from '../dom.ts';
 import type { View } from '../view.ts';
+import { productHistory } from './product-history.ts';
 
-/** One product with its variants and image thumbnails; deletes (CONTRACT §10.5) after confirmation. */
+type Variant = Product['variants'][number];
+
+/** A text field's value, or '—' when it holds nothing to show. */
+const text = (value: string): string => (value === '' ? '—' : value);
+
+/**
+ * The variant's page as a link that opens apart from the dashboard. Only `http(s):` becomes a link
+ * (the service accepts only `https:`; this keeps any other scheme from ever being followed).
+ */
+function pageLink(url: string): Child {
+  const scheme = URL.canParse(url) ? new URL(url).protocol : '';
+  if (scheme !== 'https:' && scheme !== 'http:') return url;
+  return h('a', { href: url, rel: 'noopener noreferrer', target: '_blank', class: 'url' }, url);
+}
+
+/** The variant's images as thumbnails, each captioned with its angle. */
+function thumbnails(variant: Variant): Child {
+  if (variant.images.length === 0) return '—';
+  return h(
+    'ul',
+    { class: 'thumbs' },
+    variant.images.map((image, index) => {
+      const angle = image.angle === null ? 'no angle' : `${image.angle}°`;
+      return h(
+        'li',
+        {},
+        h(
+          'figure',
+          {},
+          h('img', {
+            src: image.url,
+            alt: `${variant.name}, image ${index + 1}, ${angle}`,
+            loading: 'lazy',
+            referrerpolicy: 'no-referrer',
+            width: 64,
+            height: 64,
+          }),
+          h('figcaption', {}, angle),
+        ),
+      );
+    }),
+  );
+}
+
+/**
+ * One product with every stored field, its variants (dimensions, weight, price, brand, page, images
+ * with their angles) and its history; deletes (CONTRACT §10.5) after confirmation. The spec states
+ * no units for the measures nor a currency for the price: they are shown as stored, and say so.
+ */
 export const productView: View = (main, { id }) => {
   const path = `/products/${encodeURIComponent(id)}`;
   const message = h('p', { class: 'error', role: 'alert' });
   const status = h('p', { role: 'status' });
   const body = h('div');
+  const history = productHistory(id);
 
   async function remove(what: string, target: string, after: () => void) {
     if (!window.confirm(`Delete ${what}? This cannot be undone.`)) return;
@@ -22,6 +72,37 @@ export const productView: View = (main, { id }) => {
     }
   }
 
+  function variantRow(product: Product, variant: Variant): Child[] {
+    return [
+      h('span', { class: 'mono' }, variant.sku),
+      text(variant.name),
+      variant.color,
+      text(variant.brand),
+      String(variant.price),
+      `${variant.depth} × ${variant.width} × ${variant.height}`,
+      String(variant.weight),
+      pageLink(variant.item_url),
+      thumbnails(variant),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          'aria-label': `Delete variant ${variant.sku}`,
+          disabled: product.variants.length === 1,
+          title: product.variants.length === 1 ? 'A product keeps at least one variant' : null,
+          onclick: () =>
+            void remove(
+              `variant ${variant.sku}`,
+              `${path}/variants/${encodeURIComponent(variant.sku)}`,
+              () => void Promise.all([load(), history.reload()]),
+            ),
+        },
+        'Delete',
+      ),
+    ];
+  }
+
   async function load() {
     let product: Product;
     try {
@@ -30,19 +111,18 @@ export const productView: View = (main, { id }) => {
       message.textContent = errorText(error);
       return;
     }
-    const fact = (term: string, value: string | null | HTMLElement | string[]) => [
-      h('dt', {}, term),
-      h('dd', {}, value ?? '—'),
-    ];
+    const fact = (term: string, value: Child) => [h('dt', {}, term), h('dd', {}, value)];
     replace(
       body,
       h(
         'dl',
         { class: 'facts' },
-        fact('Name', product.name),
-        fact('Type', `${product.type} / ${product.sub_type}`),
+        fact('External id', h('span', { class: 'mono' }, product.external_id)),
+        fact('Name', text(product.name)),
+        fact('Description', text(product.description)),
+        fact('Type', product.type),
+        fact('Sub-type', product.sub_type),
         fact('Style', product.style),
-        fact('Description', product.description),
         fact('Created', time(product.created_at)),
         fact('Updated', time(product.updated_at)),
       ),
@@ -57,49 +137,26 @@ export const productView: View = (main, { id }) => {
         'Delete product',
       ),
       h('h2', {}, `Variants (${product.variants.length})`),
+      h(
+        'p',
+        { class: 'help' },
+        'Measures and prices as stored: the catalog’s specification states no units and no currency.',
+      ),
       table(
         'Variants',
-        ['SKU', 'Name', 'Price', 'Color', 'Size (w×d×h)', 'Images', ''],
-        product.variants.map((variant) => [
-          h('span', { class: 'mono' }, variant.sku),
-          variant.name,
-          String(variant.price),
-          variant.color,
-          `${variant.width}×${variant.depth}×${variant.height}`,
-          h(
-            'ul',
-            { class: 'thumbs' },
-            (variant.images ?? []).map((image, index) =>
-              h(
-                'li',
-                {},
-                h('img', {
-                  src: image.url,
-                  alt: `${variant.name}, image ${index + 1}${image.angle === null ? '' : `, ${image.angle}°`}`,
-                  loading: 'lazy',
-                  referrerpolicy: 'no-referrer',
-                  width: 64,
-                  height: 64,
-                }),
-              ),
-            ),
-          ),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'danger',
-              'aria-label': `Delete variant ${variant.sku}`,
-              onclick: () =>
-                void remove(
-                  `variant ${variant.sku}`,
-                  `${path}/variants/${encodeURIComponent(variant.sku)}`,
-                  () => void load(),
-                ),
-            },
-            'Delete',
-          ),
-        ]),
+        [
+          'SKU',
+          'Name',
+          'Colour',
+          'Brand',
+          'Price',
+          'Depth × width × height',
+          'Weight',
+          'Product page',
+          'Images',
+          'Actions',
+        ],
+        product.variants.map((variant) => variantRow(product, variant)),
       ),
     );
   }
@@ -110,6 +167,7 @@ export const productView: View = (main, { id }) => {
     message,
     status,
     body,
+    history.element,
   );
   void load();
 };

@@ -1,6 +1,6 @@
 import { call, errorText, getJson, type Page, query } from '../api.ts';
 import type { WebhookDelivery, WebhookEndpoint } from '../api-types.ts';
-import { h, replace, table, time } from '../dom.ts';
+import { h, longId, replace, table, time } from '../dom.ts';
 import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 import { poll } from '../poller.ts';
@@ -66,14 +66,20 @@ export const webhookView: View = (main, { id }) => {
       log,
       table(
         'Deliveries, newest first',
-        ['Event', 'Batch', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Created', 'Delivered', ''],
+        [
+          'Event',
+          'Batch',
+          'Status',
+          'Attempts',
+          'Last answer',
+          'Next attempt',
+          'Created',
+          'Delivered',
+          'Actions',
+        ],
         page.data.map((delivery) => [
           delivery.event,
-          h(
-            'a',
-            { href: `#/batches/${encodeURIComponent(delivery.batch_id)}`, class: 'mono' },
-            delivery.batch_id,
-          ),
+          longId(delivery.batch_id, `#/batches/${encodeURIComponent(delivery.batch_id)}`),
           h('span', { class: `badge delivery-${delivery.status}` }, delivery.status),
           delivery.attempts,
           delivery.last_error ??
