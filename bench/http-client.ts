@@ -10,8 +10,14 @@ export interface BenchClient {
   preview(body: string): Promise<{ summary: Record<string, number>; ms: number }>;
   status(batchId: string): Promise<{ status: string; ms: number; record: Record<string, unknown> }>;
   waitTerminal(batchIds: string[]): Promise<Array<Record<string, unknown>>>;
-  /** `GET /products/export` + `query`, read as it streams: its lines, bytes and time to the last byte. */
-  exportCatalog(query: string): Promise<{ lines: number; bytes: number; ms: number }>;
+  /**
+   * `GET /products/export` + `query` in the form `accept` names, read as it streams: its line breaks
+   * (`\n`), bytes, first bytes and time to the last byte.
+   */
+  exportCatalog(
+    query: string,
+    accept: string,
+  ): Promise<{ lines: number; bytes: number; head: Buffer; ms: number }>;
   /** `GET /products?` + `query` (a search): its total and the time to the last byte. */
   search(query: string): Promise<{ total: number; ms: number }>;
   /** The actions of a product's history entries, newest first (its first page of 500). */
@@ -91,21 +97,23 @@ export async function createBenchClient(
       }
       return records;
     },
-    async exportCatalog(query) {
+    async exportCatalog(query, accept) {
       const started = performance.now();
       const res = await request(`${baseUrl}/products/export${query}`, {
-        headers: { authorization },
+        headers: { authorization, accept },
         dispatcher,
       });
       if (res.statusCode !== 200)
         throw new Error(`export answered ${res.statusCode}: ${await res.body.text()}`);
       let lines = 0;
       let bytes = 0;
+      let head = Buffer.alloc(0);
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (head.length < 4) head = Buffer.concat([head, chunk.subarray(0, 4 - head.length)]);
         bytes += chunk.length;
         for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
       }
-      return { lines, bytes, ms: performance.now() - started };
+      return { lines, bytes, head, ms: performance.now() - started };
     },
     async search(query) {
       const started = performance.now();

@@ -1,12 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { dropSchemaWithJobs } from '../test/helpers/drop-schema.ts';
 import { FURNITURE_SUB_TYPES } from '../src/catalog/enums.ts';
-import { loadCatalog } from './export.ts';
-import { createBenchClient, percentile } from './http-client.ts';
-import { startServiceProcess } from './service-process.ts';
+import { percentile } from './http-client.ts';
+import { withStoredCatalog } from './stored-catalog.ts';
 
 /** The search bench's figures: latencies of each kind of query and of all of them. */
 export interface SearchBenchResult {
@@ -52,25 +46,7 @@ export async function benchSearch(options: {
   serviceNodeArgs?: readonly string[];
   log: (line: string) => void;
 }): Promise<SearchBenchResult> {
-  const { databaseUrl, batches, log } = options;
-  const schema = `bench_search_${process.pid}_${Date.now() % 100000}`;
-  const dataDir = databaseUrl ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'bench-search-'));
-  const tenantId = `bench-search-${randomUUID().slice(0, 8)}`;
-  const started = performance.now();
-  await loadCatalog(databaseUrl ? { databaseUrl, schema } : { dataDir: dataDir! }, tenantId, 'x', batches);
-  log(
-    `search bench: ${batches * 1000} products stored in ${((performance.now() - started) / 1000).toFixed(0)} s`,
-  );
-  const service = await startServiceProcess(
-    {
-      ANALYSIS_ENABLED: 'false',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema } : { DATA_DIR: dataDir! }),
-    },
-    options.serviceNodeArgs,
-  );
-  const client = await createBenchClient(service.baseUrl, service.secret, tenantId);
-  try {
-    const total = batches * 1000;
+  return withStoredCatalog({ name: 'search', ...options }, async ({ database, products: total, client }) => {
     // A few searches first, so the figures are of a warm service and cache.
     for (let i = 0; i < 10; i++) await client.search(`q=${encodeURIComponent(KINDS[i % 4]!.q(i, total))}`);
     const kinds: SearchBenchResult['kinds'] = [];
@@ -94,7 +70,7 @@ export async function benchSearch(options: {
       });
     }
     return {
-      database: databaseUrl ? 'server' : 'embedded',
+      database,
       storedProducts: total,
       kinds,
       all: {
@@ -104,10 +80,5 @@ export async function benchSearch(options: {
         max: Math.max(...every),
       },
     };
-  } finally {
-    await client.close();
-    await service.stop();
-    if (databaseUrl) await dropSchemaWithJobs(databaseUrl, schema);
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 }

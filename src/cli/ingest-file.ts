@@ -261,6 +261,8 @@ async function main(): Promise<number> {
     signal: interruption.signal,
     runId: plan.runId,
     labelOf: plan.labelOf,
+    // The survey read the whole file: a spreadsheet with a layout defect would have stopped it.
+    layoutChecked: plan.batches !== null,
   }).finally(removeHandlers);
   if (outcome.stopped === undefined) await finishRun(plan);
   if (outcome.stopped !== undefined) process.stderr.write(`ingest: ${outcome.stopped}\n`);

@@ -27,6 +27,12 @@ export interface IngestRun {
   /** The label of the batch cut `seq`-th (1-based) from the file (CONTRACT §11.1); none sends none. */
   labelOf?: (seq: number) => string;
   /**
+   * Set when the file was just read whole without a defect (the run's survey, `surveyFile`): a
+   * spreadsheet's layout is then not checked again by a reading of its own before its items are sent
+   * (`readItems`). The run takes the file as unchanged since, as its batches' keys do (§11.6).
+   */
+  layoutChecked?: boolean;
+  /**
    * Aborted to stop early (Ctrl-C): no batch is read or submitted after it, the accepted ones are
    * followed to their end and their errors written, and the outcome says what was not submitted.
    */
@@ -99,7 +105,9 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
 
   /** The items to send; one that cannot be (not JSON, bad spreadsheet cells) is counted as failed here. */
   async function* wellFormed(): AsyncGenerator<WellFormedItem> {
-    for await (const item of readItems(run.file, run.format)) {
+    for await (const item of readItems(run.file, run.format, {
+      checkSheetFirst: run.layoutChecked !== true,
+    })) {
       counts.read++;
       run.progress.update(counts);
       if (item.text !== undefined) {
@@ -118,10 +126,25 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
     }
   }
   const batches = batchesOf(wellFormed(), { size: run.batchSize });
+  /**
+   * The batch after the one last handed out, being read meanwhile: a worker whose batch is done
+   * then finds its next one ready, rather than reading it while the service may have nothing to do
+   * (a spreadsheet's 1000 items take a tenth of a second or more to read and convert). One batch
+   * more in memory.
+   */
+  let ahead: Promise<IteratorResult<Batch>> | null = null;
+  const readAhead = () => {
+    ahead = batches.next();
+    // Awaited by the next call of nextBatch; until then a failure must not count as unhandled.
+    ahead.catch(() => {});
+  };
 
   const nextBatch = async (): Promise<Batch | undefined> => {
     try {
-      const next = await batches.next();
+      const pending = ahead ?? batches.next();
+      ahead = null;
+      const next = await pending;
+      if (!next.done && !stop.signal.aborted) readAhead();
       if (next.done) {
         // A generator that threw answers "done" from then on: that is not the end of the file.
         if (!readFailed && !readAll) {

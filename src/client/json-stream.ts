@@ -118,16 +118,28 @@ export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
 }
 
 /** The items of a CSV or XLSX file: each item's text, or its cells' errors, with its row and `locate`. */
-async function* readSheet(file: string, format: SheetFormat): AsyncGenerator<SourceItem> {
-  for await (const { position, row, text, cellErrors, locate } of readSheetItems(file, format)) {
+async function* readSheet(
+  file: string,
+  format: SheetFormat,
+  options: { checkFirst: boolean },
+): AsyncGenerator<SourceItem> {
+  for await (const { position, row, text, cellErrors, locate } of readSheetItems(file, format, options)) {
     yield cellErrors.length === 0
       ? { position, line: row, text, locate }
       : { position, line: row, cellErrors: placeErrors(cellErrors, locate), locate };
   }
 }
 
-/** The items of `file` (`-`: standard input, JSON only) in `format`. */
-export function readItems(file: string, format: FileFormat): AsyncGenerator<SourceItem> {
+/**
+ * The items of `file` (`-`: standard input, JSON only) in `format`. A spreadsheet is first read
+ * whole for its layout, so that a refused file sends nothing; `checkSheetFirst: false` skips that
+ * reading for a reader that sends nothing (`readSheetItems`).
+ */
+export function readItems(
+  file: string,
+  format: FileFormat,
+  { checkSheetFirst = true }: { checkSheetFirst?: boolean } = {},
+): AsyncGenerator<SourceItem> {
   switch (format) {
     case 'jsonl':
       return readJsonLines(file);
@@ -135,6 +147,6 @@ export function readItems(file: string, format: FileFormat): AsyncGenerator<Sour
       return readJsonArray(file);
     case 'csv':
     case 'xlsx':
-      return readSheet(file, format);
+      return readSheet(file, format, { checkFirst: checkSheetFirst });
   }
 }

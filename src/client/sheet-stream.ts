@@ -18,12 +18,15 @@ function rowsOf(file: string, format: SheetFormat): AsyncGenerator<SheetRow> {
 /**
  * The items of a CSV or XLSX file, by the shared converter. The file is read twice, both times
  * streamed: first to refuse it for a layout defect (`SheetLayoutError`, naming row and column)
- * before any item is handed on, so nothing of a refused file is sent; then for its items.
+ * before any item is handed on, so nothing of a refused file is sent; then for its items. A reader
+ * that sends nothing may skip the first reading (`checkFirst: false`): its items then end with the
+ * same error at the first defect.
  */
 export async function* readSheetItems(
   file: string,
   format: SheetFormat,
+  { checkFirst = true }: { checkFirst?: boolean } = {},
 ): AsyncGenerator<SheetItem & { position: number }> {
-  await checkSheet(rowsOf(file, format));
+  if (checkFirst) await checkSheet(rowsOf(file, format));
   yield* numberedSheetItems(rowsOf(file, format));
 }

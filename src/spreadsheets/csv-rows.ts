@@ -1,4 +1,4 @@
-import { parse, type CastingContext } from 'csv-parse';
+import { parse } from 'csv-parse';
 import { unguardFormula, type SheetCell } from './sheet-cells.ts';
 
 /** A row of a spreadsheet: its number (the header is row 1) and its cells, left to right. */
@@ -14,13 +14,44 @@ export function csvSeparator(start: string): ',' | ';' {
   return !header.includes(',') && header.includes(';') ? ';' : ',';
 }
 
+const QUOTE = 0x22;
+
 /**
- * A cell of a CSV record: an empty field unquoted is an empty cell (null, the field absent), `""`
- * is the empty string; a formula guard written by the export is undone (`'=x` → `=x`).
+ * The cells of a CSV record: an empty field unquoted is an empty cell (null, the field absent), `""`
+ * is the empty string (CONTRACT §11.5); a formula guard written by the export is undone (`'=x` → `=x`).
+ *
+ * Which empty fields were quoted is read from the record's raw text (csv-parse's `raw` option) rather
+ * than from a `cast` hook: csv-parse builds an info object for every field it casts, which made
+ * reading a CSV seven times slower (docs/performance.md). The raw text starts with the first field, and
+ * each field's raw length follows from its value (csv-parse neither trims nor relaxes quotes here):
+ * unquoted, its own length; quoted, two more plus one per `"` it holds, each written doubled. So the
+ * raw text is walked field by field without parsing it again, and only when it holds a `""`, the one
+ * way an empty field can be quoted.
  */
-function csvCell(value: string, context: CastingContext): SheetCell {
-  if (value === '' && !context.quoting) return null;
-  return unguardFormula(value);
+function csvCells(record: readonly string[], raw: string, separator: string): SheetCell[] {
+  const cells = new Array<SheetCell>(record.length);
+  const mayQuoteEmpty = raw.includes('""');
+  let at = 0;
+  for (let index = 0; index < record.length; index++) {
+    const field = record[index]!;
+    const quoted = mayQuoteEmpty && raw.charCodeAt(at) === QUOTE;
+    cells[index] = field === '' ? (quoted ? '' : null) : unguardFormula(field);
+    if (mayQuoteEmpty) at += (quoted ? field.length + 2 + quotesIn(field) : field.length) + separator.length;
+  }
+  return cells;
+}
+
+/** How many `"` `text` holds. */
+function quotesIn(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('"'); at !== -1; at = text.indexOf('"', at + 1)) count++;
+  return count;
+}
+
+/** A record as csv-parse hands it over with `raw: true`. */
+interface RawRecord {
+  record: string[];
+  raw: string;
 }
 
 /** Characters of text read before the separator is chosen: far more than any header row. */
@@ -40,12 +71,8 @@ export async function* csvRows(chunks: AsyncIterable<string>): AsyncGenerator<Sh
     if (next.done) break;
     start += next.value;
   }
-  const parser = parse({
-    bom: true,
-    delimiter: csvSeparator(start.replace(/^\uFEFF/, '')),
-    relax_column_count: true,
-    cast: csvCell,
-  });
+  const separator = csvSeparator(start.replace(/^\uFEFF/, ''));
+  const parser = parse({ bom: true, delimiter: separator, relax_column_count: true, raw: true });
   // The parser's transform runs inside `write`, so the records of a chunk can be taken at once with
   // `read`: a record per event-loop turn (async iteration with backpressure) was 25 times slower.
   let failure: Error | undefined;
@@ -54,12 +81,12 @@ export async function* csvRows(chunks: AsyncIterable<string>): AsyncGenerator<Sh
   const take = function* (): Generator<SheetRow> {
     if (failure !== undefined) throw failure;
     for (
-      let record = parser.read() as SheetCell[] | null;
-      record !== null;
-      record = parser.read() as SheetCell[] | null
+      let next = parser.read() as RawRecord | null;
+      next !== null;
+      next = parser.read() as RawRecord | null
     ) {
       row++;
-      yield { row, cells: record };
+      yield { row, cells: csvCells(next.record, next.raw, separator) };
     }
   };
   try {

@@ -5,13 +5,17 @@ import { SheetLayoutError } from './sheet-layout.ts';
 /**
  * The items of a spreadsheet's rows (CONTRACT §11.5), in file order, one product at a time; throws
  * `SheetLayoutError` at the first layout defect (before the items after it, not before those ahead
- * of it: `checkSheet` is the pass that refuses a file before anything is sent).
+ * of it: `checkSheet` is the pass that refuses a file before anything is sent). With `layoutOnly`,
+ * it checks the layout and yields nothing (`SheetItemReader`).
  */
-export async function* sheetItems(rows: AsyncIterable<SheetRow>): AsyncGenerator<SheetItem> {
+export async function* sheetItems(
+  rows: AsyncIterable<SheetRow>,
+  { layoutOnly = false }: { layoutOnly?: boolean } = {},
+): AsyncGenerator<SheetItem> {
   let reader: SheetItemReader | null = null;
   for await (const { row, cells } of rows) {
     if (reader === null) {
-      reader = new SheetItemReader(cells);
+      reader = new SheetItemReader(cells, { layoutOnly });
       continue;
     }
     yield* reader.push(cells, row);
@@ -31,11 +35,10 @@ export async function* numberedSheetItems(
 
 /**
  * Reads the whole file once, streamed, and throws its first layout defect (`SheetLayoutError`, with
- * row and column); resolves with the number of items it holds. Run before anything is sent, so a
- * refused file leaves the catalog as it was.
+ * row and column). Run before anything is sent, so a refused file leaves the catalog as it was.
  */
-export async function checkSheet(rows: AsyncIterable<SheetRow>): Promise<number> {
-  let count = 0;
-  for await (const _ of sheetItems(rows)) count++;
-  return count;
+export async function checkSheet(rows: AsyncIterable<SheetRow>): Promise<void> {
+  for await (const _ of sheetItems(rows, { layoutOnly: true })) {
+    // layout only: no items come
+  }
 }

@@ -74,12 +74,18 @@ export class SheetItemReader {
   readonly #seen = new Set<string>();
   #group: ProductGroup | null = null;
   #width: number;
+  readonly #layoutOnly: boolean;
 
-  /** `header` is row 1's cells; throws `SheetLayoutError` for an unknown, repeated or missing column. */
-  constructor(header: readonly SheetCell[]) {
+  /**
+   * `header` is row 1's cells; throws `SheetLayoutError` for an unknown, repeated or missing column.
+   * With `layoutOnly`, the reader only checks the layout and hands over no items: the pass that
+   * refuses a file before anything is sent then reads no cell's value, and writes no item's text.
+   */
+  constructor(header: readonly SheetCell[], { layoutOnly = false }: { layoutOnly?: boolean } = {}) {
     const names = header.map((cell) => (cell === null ? '' : String(cell)));
     this.#columns = readHeader(names);
     this.#width = names.length;
+    this.#layoutOnly = layoutOnly;
   }
 
   /** Reads row number `row` (the header being 1); returns the items it completed. */
@@ -108,7 +114,7 @@ export class SheetItemReader {
           );
         }
       }
-      this.#addVariant(group, cell, row);
+      if (!this.#layoutOnly) this.#addVariant(group, cell, row);
       return [];
     }
     if (key !== null) {
@@ -121,7 +127,7 @@ export class SheetItemReader {
       }
       this.#seen.add(key);
     }
-    const done = group === null ? [] : itemsOf(group);
+    const done = group === null || this.#layoutOnly ? [] : itemsOf(group);
     this.#group = this.#startGroup(key, cell, row);
     return done;
   }
@@ -130,7 +136,7 @@ export class SheetItemReader {
   end(): SheetItem[] {
     const group = this.#group;
     this.#group = null;
-    return group === null ? [] : itemsOf(group);
+    return group === null || this.#layoutOnly ? [] : itemsOf(group);
   }
 
   #startGroup(key: string | null, cell: (column: string) => SheetCell, row: number): ProductGroup {
@@ -143,9 +149,10 @@ export class SheetItemReader {
       variants: [],
       parts: [],
     };
+    for (const column of PRODUCT_COLUMNS) group.cells.set(column, cell(column));
+    if (this.#layoutOnly) return group;
     for (const column of PRODUCT_COLUMNS) {
-      const value = cell(column);
-      group.cells.set(column, value);
+      const value = group.cells.get(column) ?? null;
       const reading = readCell(column, value);
       if ('error' in reading) group.errors.push({ path: column, column, message: reading.error });
       else if (!reading.absent) group.fields[column] = reading.value;

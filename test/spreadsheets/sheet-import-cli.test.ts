@@ -193,16 +193,23 @@ void describe('npm run ingest with a spreadsheet', () => {
         says: /row 3, column "style": differs from the product's first row \(row 2\)/,
       },
     ];
+    // Also in batches of one item, so that a defect after the first rows comes after whole batches.
     for (const [n, { csv, says }] of cases.entries()) {
-      const tenant = `sheet-refused-${n}-${randomUUID()}`;
-      const file = path.join(service.dir, `${tenant}.csv`);
-      await fs.writeFile(file, `${csv.join('\n')}\n`);
-      const result = await run(file, tenant);
-      assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, says);
-      assert.match(result.stderr, /0 submitted/);
-      assert.deepEqual(await service.allProducts(tenant), [], `case ${n}: nothing stored`);
-      await assert.rejects(fs.stat(`${file}.errors.jsonl`), { code: 'ENOENT' });
+      for (const extra of [[], ['--batch-size', '1']]) {
+        const tenant = `sheet-refused-${n}-${randomUUID()}`;
+        const file = path.join(service.dir, `${tenant}.csv`);
+        await fs.writeFile(file, `${csv.join('\n')}\n`);
+        const result = await run(file, tenant, extra);
+        assert.equal(result.code, 1, result.stderr);
+        assert.match(result.stderr, says);
+        assert.match(result.stderr, /0 submitted/);
+        assert.deepEqual(
+          await service.allProducts(tenant),
+          [],
+          `case ${n} ${extra.join(' ')}: nothing stored`,
+        );
+        await assert.rejects(fs.stat(`${file}.errors.jsonl`), { code: 'ENOENT' });
+      }
     }
   });
 
