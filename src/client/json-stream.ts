@@ -131,7 +131,7 @@ async function* readSheet(
 }
 
 /**
- * The items of `file` (`-`: standard input, JSON only) in `format`. A spreadsheet is first read
+ * The items of `file` (`-`: standard input, JSON or JSON Lines) in `format`. A spreadsheet is first read
  * whole for its layout, so that a refused file sends nothing; `checkSheetFirst: false` skips that
  * reading for a reader that sends nothing (`readSheetItems`).
  */
