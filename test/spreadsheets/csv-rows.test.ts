@@ -97,3 +97,16 @@ void test('any record: each cell is its field, "" an empty string and an empty f
 function unguarded(text: string): string {
   return /^'[=+\-@\t\r']/.test(text) ? text.slice(1) : text;
 }
+
+void test('a quoting error in the last chunk is thrown, also when the input ends a turn after it (as a file does)', async () => {
+  const rows = csvRows(
+    (async function* () {
+      yield 'a,b\nx,1"2\n';
+      // A file's end is known only after more I/O, once the parser's error has been emitted.
+      await new Promise((resolve) => setImmediate(resolve));
+    })(),
+  );
+  await assert.rejects(async () => {
+    for await (const _row of rows);
+  }, /Invalid Opening Quote|Quote/i);
+});
