@@ -34,6 +34,7 @@ export async function* textChunks(file: File): AsyncGenerator<string> {
       }
     }
   } finally {
-    reader.releaseLock();
+    // Stopped early (a layout error, the errors found): cancelling frees the file's stream too.
+    await reader.cancel();
   }
 }

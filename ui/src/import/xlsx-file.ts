@@ -69,6 +69,13 @@ export async function openXlsxFile(file: File): Promise<XlsxFile> {
       }
     },
     readMilliseconds: first.milliseconds,
-    close: () => worker.terminate(),
+    close: () => {
+      worker.terminate();
+      // A terminated worker answers nothing, and `onerror` does not fire: without this, a reading of
+      // the file closed (a preview, a submission) would wait for ever instead of ending.
+      const closed = new Error('the file was closed');
+      for (const pending of waiting.values()) pending.reject(closed);
+      waiting.clear();
+    },
   };
 }

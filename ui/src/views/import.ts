@@ -170,8 +170,11 @@ export const importView: View = (main) => {
     source?.close();
     source = null;
     preview = null;
+    // A new file is a new submission: nothing of the last one's state may answer for it.
     submitted = [];
     sentErrors = [];
+    mode = 'all';
+    runId = '';
     stopPolling();
     replace(submittedBox);
     replace(sentErrorsBox);
@@ -245,11 +248,15 @@ export const importView: View = (main) => {
   }
 
   async function refreshBatches(): Promise<PollOutcome> {
+    // Another file chosen meanwhile owns the page: this poll's answers are about the last one.
+    const mine = generation;
+    const reading = source;
     let changed = false;
     const finished: Submitted[] = [];
     for (const entry of submitted) {
       if (entry.status && isTerminal(entry.status)) continue;
       const fresh = await getJson<BatchStatus>(`/products/ingestions/${encodeURIComponent(entry.batchId)}`);
+      if (mine !== generation) return 'done';
       changed ||= fresh.updated_at !== entry.status?.updated_at;
       entry.status = fresh;
       if (isTerminal(fresh) && fresh.failed > 0 && !entry.errorsRead) {
@@ -258,7 +265,7 @@ export const importView: View = (main) => {
       }
     }
     renderSubmitted();
-    if (finished.length > 0 && source !== null) void showSentErrors(finished, source);
+    if (finished.length > 0 && reading !== null) void showSentErrors(finished, reading);
     return submitted.every((entry) => entry.status && isTerminal(entry.status))
       ? 'done'
       : changed
@@ -314,6 +321,7 @@ export const importView: View = (main) => {
             status.textContent = `The service asks to wait ${seconds} s (rate limit); batch ${group + 1} is sent again then.`;
           },
         );
+        if (mine !== generation) return;
         submitted.push({
           group,
           batchId: accepted.batch_id,
@@ -326,8 +334,10 @@ export const importView: View = (main) => {
         renderSubmitted();
         group++;
       }
+      if (mine !== generation) return;
       status.textContent = `Submitted ${group} batch(es); following their progress below.`;
     } catch (error) {
+      if (mine !== generation) return;
       message.textContent = `Batch ${group + 1} was not submitted: ${errorText(error)}`;
       const resume = sending === 'valid' ? sendValidButton : sendAllButton;
       resume.textContent = 'Resume the submission';

@@ -2,6 +2,7 @@ import { errorText, getJson, type Page, query } from '../api.ts';
 import type { ProductChange } from '../api-types.ts';
 import { h, time, type Child } from '../dom.ts';
 import { diffText } from '../../../src/client/diff-text.ts';
+import { isAbort, latestRequest } from '../live-search.ts';
 
 /** Entries read per "Older". */
 const PAGE_SIZE = 20;
@@ -60,17 +61,24 @@ export function productHistory(externalId: string): ProductHistory {
   const list = h('ol', { class: 'timeline', 'aria-label': 'Changes, newest first' });
   const older = h('button', { type: 'button', hidden: true }, 'Older');
   let next: string | null = null;
+  // "Older" and a reload (after a delete) may overlap: only the last one asked is drawn.
+  const requests = latestRequest();
 
   async function read(cursor: string | null, fresh: boolean) {
     older.disabled = true;
+    const turn = requests.start();
     try {
-      const page = await getJson<Page<ProductChange>>(`${path}${query({ limit: PAGE_SIZE, cursor })}`);
+      const page = await getJson<Page<ProductChange>>(`${path}${query({ limit: PAGE_SIZE, cursor })}`, {
+        signal: turn.signal,
+      });
+      if (!turn.isLatest()) return;
       if (fresh) list.replaceChildren();
       list.append(...page.data.map(entryItem));
       if (fresh && page.data.length === 0) list.append(h('li', { class: 'empty' }, 'No recorded changes.'));
       next = page.next_cursor;
       message.textContent = '';
     } catch (error) {
+      if (isAbort(error) || !turn.isLatest()) return;
       message.textContent = errorText(error);
     }
     older.hidden = next === null;
