@@ -54,10 +54,9 @@ export const anchorOf = (heading: string) =>
 class Enumerations {
   readonly byName = new Map<string, unknown[]>();
 
-  /** The name a long enumeration is listed under: its description, or the field's path. */
+  /** The name a long enumeration is listed under: its title (`FurnitureColor`), or the field's path. */
   refer(schema: Schema, path: string): string {
-    const description = typeof schema.description === 'string' ? schema.description : '';
-    const name = /^\w+$/.test(description) ? description : path;
+    const name = typeof schema.title === 'string' ? schema.title : path;
     this.byName.set(name, schema.enum as unknown[]);
     return `one of the ${(schema.enum as unknown[]).length} [${name}](#${anchorOf(name)}) values`;
   }
