@@ -130,9 +130,11 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
    * The batch after the one last handed out, being read meanwhile: a worker whose batch is done
    * then finds its next one ready, rather than reading it while the service may have nothing to do
    * (a spreadsheet's 1000 items take a tenth of a second or more to read and convert). One batch
-   * more in memory.
+   * more in memory. Only once a batch was accepted: until then the token or the address may be
+   * refused, and a run stopped then has read no more than it tried to send.
    */
   let ahead: Promise<IteratorResult<Batch>> | null = null;
+  let accepted = false;
   const readAhead = () => {
     ahead = batches.next();
     // Awaited by the next call of nextBatch; until then a failure must not count as unhandled.
@@ -144,7 +146,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       const pending = ahead ?? batches.next();
       ahead = null;
       const next = await pending;
-      if (!next.done && !stop.signal.aborted) readAhead();
+      if (!next.done && !stop.signal.aborted && accepted) readAhead();
       if (next.done) {
         // A generator that threw answers "done" from then on: that is not the end of the file.
         if (!readFailed && !readAll) {
@@ -217,6 +219,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
       for await (const part of submitInParts(run.client, batch, stop.signal, { runId: run.runId, label })) {
         switch (part.kind) {
           case 'accepted':
+            accepted = true;
             release();
             counts.submitted += part.positions.length;
             run.progress.update(counts);

@@ -80,7 +80,9 @@ export async function writeChunk(
       const items = JSON.parse(chunk.items) as ChunkItems;
       const base = await readChunkBase(tx, db.kind, batch.tenantId, items);
       const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
-      // Synchronous, so the upsert's promise cannot reject unobserved before it is awaited.
+      // Observed at once: should making the entries throw, the upsert's failure (a lost connection)
+      // must not become an unhandled rejection; it is still awaited below.
+      productsWritten.catch(() => undefined);
       const entries = historyEntries(base, items);
       await productsWritten;
       if (entries === null) throw new SkuOwnedElsewhereError();
