@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '../validation/string-enum.ts';
-import { FURNITURE_COLORS, FURNITURE_STYLES, FURNITURE_SUB_TYPES, FURNITURE_TYPES } from './enums.ts';
+import { FurnitureEnum } from './product-schema.ts';
 
 /**
  * The query parameters that make `GET /products` a search (CONTRACT §11.7), validated by the route
@@ -15,24 +14,10 @@ export const SearchQueryProperties = {
         'case- and accent-insensitive, any order, the last one as a prefix',
     }),
   ),
-  type: Type.Optional(
-    StringEnum(FURNITURE_TYPES, { title: 'FurnitureType', description: 'Only products of this type' }),
-  ),
-  style: Type.Optional(
-    StringEnum(FURNITURE_STYLES, { title: 'FurnitureStyle', description: 'Only products of this style' }),
-  ),
-  sub_type: Type.Optional(
-    StringEnum(FURNITURE_SUB_TYPES, {
-      title: 'FurnitureSubType',
-      description: 'Only products of this sub_type',
-    }),
-  ),
-  color: Type.Optional(
-    StringEnum(FURNITURE_COLORS, {
-      title: 'FurnitureColor',
-      description: 'Only products with a variant of this color',
-    }),
-  ),
+  type: Type.Optional(FurnitureEnum.type('Only products of this type')),
+  style: Type.Optional(FurnitureEnum.style('Only products of this style')),
+  sub_type: Type.Optional(FurnitureEnum.sub_type('Only products of this sub_type')),
+  color: Type.Optional(FurnitureEnum.color('Only products with a variant of this color')),
   min_price: Type.Optional(
     Type.Number({ minimum: 0, description: 'Only products with a variant priced at least this (inclusive)' }),
   ),

@@ -40,6 +40,18 @@ export const ProductImageIngest = Type.Object(
   { additionalProperties: false, title: 'ProductImageIngest' },
 );
 
+/**
+ * The catalog's enumerations as schemas, named by their `title` (which errors and the API reference
+ * use, CONTRACT §11.8): one source for the item's fields and the search's filters.
+ */
+export const FurnitureEnum = {
+  color: (description?: string) => StringEnum(FURNITURE_COLORS, { title: 'FurnitureColor', description }),
+  style: (description?: string) => StringEnum(FURNITURE_STYLES, { title: 'FurnitureStyle', description }),
+  type: (description?: string) => StringEnum(FURNITURE_TYPES, { title: 'FurnitureType', description }),
+  sub_type: (description?: string) =>
+    StringEnum(FURNITURE_SUB_TYPES, { title: 'FurnitureSubType', description }),
+};
+
 /** ProductVariantIngest: deduplicated by `sku` within the tenant. */
 export const ProductVariantIngest = Type.Object(
   {
@@ -50,7 +62,7 @@ export const ProductVariantIngest = Type.Object(
     height: Measure('Height (unit not specified)'),
     width: Measure('Width (unit not specified)'),
     weight: Measure('Weight (unit not specified)'),
-    color: StringEnum(FURNITURE_COLORS, { title: 'FurnitureColor' }),
+    color: FurnitureEnum.color(),
     price: Measure('Price (currency not specified)'),
     brand: Text(),
     images: Type.Optional(
@@ -70,9 +82,9 @@ export const FullProductIngest = Type.Object(
     external_id: Key('Product deduplication key, unique per tenant'),
     name: Text(),
     description: Text(),
-    style: StringEnum(FURNITURE_STYLES, { title: 'FurnitureStyle' }),
-    type: StringEnum(FURNITURE_TYPES, { title: 'FurnitureType' }),
-    sub_type: StringEnum(FURNITURE_SUB_TYPES, { title: 'FurnitureSubType' }),
+    style: FurnitureEnum.style(),
+    type: FurnitureEnum.type(),
+    sub_type: FurnitureEnum.sub_type(),
     variants: Type.Array(ProductVariantIngest, { minItems: 1 }),
   },
   { additionalProperties: false, title: 'FullProductIngest' },
