@@ -1,7 +1,7 @@
 import { errorText, getJson } from '../api.ts';
 import type { BatchStatus } from '../api-types.ts';
 import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
-import { h, replace, table, type Child } from '../dom.ts';
+import { h, longId, replace, table, type Child } from '../dom.ts';
 import { diffText } from '../../../src/client/diff-text.ts';
 import { batchLabel, nameLabelBase } from '../../../src/client/batch-label.ts';
 import { SheetLayoutError, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
@@ -109,7 +109,7 @@ function sentErrorsTable(failed: SentItemErrors[], source: ImportFile): HTMLElem
         item.external_id ?? '—',
         item.sku ?? '—',
         errorList(item.errors),
-        h('a', { href: `#/batches/${encodeURIComponent(item.batchId)}`, class: 'mono' }, item.batchId),
+        longId(item.batchId, `#/batches/${encodeURIComponent(item.batchId)}`),
       ]),
     ),
   );
@@ -215,7 +215,7 @@ export const importView: View = (main) => {
   function renderSubmitted() {
     const rows: Child[][] = submitted.map((entry) => [
       entry.group + 1,
-      h('a', { href: `#/batches/${encodeURIComponent(entry.batchId)}`, class: 'mono' }, entry.batchId),
+      longId(entry.batchId, `#/batches/${encodeURIComponent(entry.batchId)}`),
       entry.status ? statusBadge(entry.status.status) : '…',
       entry.status ? batchProgress(entry.status) : '…',
       entry.status ? `${entry.status.upserted} upserted, ${entry.status.failed} failed` : '',
