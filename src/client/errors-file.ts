@@ -30,8 +30,13 @@ export const CLIENT_ERROR_CODES = {
 } as const;
 
 /** The line of an item that is in no batch: never sent, or refused on its own. */
-export function unbatchedLine(position: number, errors: FieldError[], line?: number): ErrorLine {
-  return { position, line, batch_id: null, index: null, external_id: null, sku: null, errors };
+export function unbatchedLine(
+  position: number,
+  errors: FieldError[],
+  line?: number,
+  externalId: string | null = null,
+): ErrorLine {
+  return { position, line, batch_id: null, index: null, external_id: externalId, sku: null, errors };
 }
 
 /**

@@ -121,6 +121,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
           item.position,
           unsentErrors(item),
           item.malformed === undefined ? undefined : item.line,
+          item.malformed === undefined ? item.externalId : null,
         ),
       );
     }

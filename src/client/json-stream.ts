@@ -21,7 +21,13 @@ export type FileFormat = 'json' | 'jsonl' | SheetFormat;
 export type SourceItem = { position: number; line: number; locate?: SheetItem['locate'] } & (
   | { text: string; malformed?: undefined; cellErrors?: undefined }
   | { text?: undefined; malformed: string; cellErrors?: undefined }
-  | { text?: undefined; malformed?: undefined; cellErrors: FieldError[] }
+  | {
+      text?: undefined;
+      malformed?: undefined;
+      cellErrors: FieldError[];
+      /** The product's id, to name the item in the errors and preview files. */
+      externalId: string | null;
+    }
 );
 
 /** The errors of an item that is not sent: that it is not JSON, or what its cells hold wrongly (placed). */
@@ -123,10 +129,14 @@ async function* readSheet(
   format: SheetFormat,
   options: { checkFirst: boolean },
 ): AsyncGenerator<SourceItem> {
-  for await (const { position, row, text, cellErrors, locate } of readSheetItems(file, format, options)) {
+  for await (const { position, row, text, externalId, cellErrors, locate } of readSheetItems(
+    file,
+    format,
+    options,
+  )) {
     yield cellErrors.length === 0
       ? { position, line: row, text, locate }
-      : { position, line: row, cellErrors: placeErrors(cellErrors, locate), locate };
+      : { position, line: row, cellErrors: placeErrors(cellErrors, locate), externalId, locate };
   }
 }
 

@@ -72,7 +72,7 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
       await write({
         position: item.position,
         line: item.malformed === undefined ? undefined : item.line,
-        external_id: null,
+        external_id: item.malformed === undefined ? item.externalId : null,
         action: 'invalid',
         changes: [],
         diff: [],

@@ -27,6 +27,8 @@ export interface CellError {
 /** One item read from a spreadsheet: its JSON text, the errors found in its cells, and where its fields are. */
 export interface SheetItem {
   text: string;
+  /** The product's id as its cells give it (a text), to name an item that is not sent. */
+  externalId: string | null;
   /** Not empty: the item cannot be sent as it is; these are its errors. */
   cellErrors: CellError[];
   /** The row the item starts on. */
@@ -223,8 +225,10 @@ function itemOf(group: ProductGroup, variants: readonly VariantRow[]): SheetItem
     ),
   ];
   const row = variants[0]?.row ?? group.row;
+  const externalId = group.fields.external_id;
   return {
     text: JSON.stringify(item),
+    externalId: typeof externalId === 'string' ? externalId : null,
     cellErrors,
     row,
     locate: (field) => locate(field, group.row, variants),

@@ -106,15 +106,19 @@ void describe('npm run ingest with a spreadsheet', () => {
     assert.deepEqual(
       errorLines.map((line) => ({
         position: line.position,
+        external_id: line.external_id,
         errors: line.errors.map(({ field, code, row, column }) => ({ field, code, row, column })),
       })),
       [
         {
           position: 1,
+          // Never sent, and still named by the product its cells give.
+          external_id: 'table-1',
           errors: [{ field: 'variants[0].price', code: 'invalid_type', row: 5, column: 'price' }],
         },
         {
           position: 2,
+          external_id: 'chair-1',
           errors: [{ field: 'variants[0].color', code: 'invalid_value', row: 6, column: 'color' }],
         },
       ],
@@ -324,11 +328,13 @@ void describe('npm run ingest with a spreadsheet', () => {
         (l) =>
           JSON.parse(l) as {
             position: number;
+            external_id: string | null;
             action: string;
             errors: Array<{ field: string; code: string; row: number; column: string }>;
           },
       );
     assert.equal(line?.action, 'invalid');
+    assert.equal(line?.external_id, 'p');
     assert.deepEqual(
       line?.errors.map(({ field, code, row, column }) => ({ field, code, row, column })),
       [{ field: 'variants[1].price', code: 'invalid_type', row: 3, column: 'price' }],

@@ -103,22 +103,16 @@ async function* jsonArray(file: File): AsyncGenerator<FileItem> {
   }
 }
 
-/** The `external_id` of an item's JSON text, when it is a string. */
-function externalIdOf(text: string): string | null {
-  const { external_id } = JSON.parse(text) as { external_id?: unknown };
-  return typeof external_id === 'string' ? external_id : null;
-}
-
 /** A spreadsheet's items by the command-line client's converter; those whose cells cannot be read carry their placed errors. */
 async function* sheetFileItems(rows: AsyncIterable<SheetRow>): AsyncGenerator<FileItem> {
-  for await (const { position, row, text, cellErrors, locate } of numberedSheetItems(rows)) {
+  for await (const { position, row, text, externalId, cellErrors, locate } of numberedSheetItems(rows)) {
     yield cellErrors.length === 0
       ? { position, line: row, text, locate }
       : {
           position,
           line: row,
           cellErrors: placeErrors(cellErrors, locate),
-          externalId: externalIdOf(text),
+          externalId,
           locate,
         };
   }
