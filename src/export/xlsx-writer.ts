@@ -29,8 +29,9 @@ function sheetEntryInput(sheet: ExcelJS.Worksheet): WritableWithState | undefine
 }
 
 /**
- * Resolves when `stream` emits 'drain' or `out` closes (or either fails: the writer's own handlers
- * report that), leaving no listener behind: the wait comes once a page.
+ * Resolves when `stream` emits 'drain' or closes, or `out` closes (or either fails: `once` rejects on
+ * 'error', and the writer's own handlers report it), leaving no listener behind: the wait comes once a
+ * page, and an entry stream that ends without draining cannot hold the export for ever.
  */
 async function drainedOrClosed(stream: EventEmitter, out: PassThrough): Promise<void> {
   const settled = new AbortController();
@@ -39,7 +40,7 @@ async function drainedOrClosed(stream: EventEmitter, out: PassThrough): Promise<
       () => undefined,
       () => undefined,
     );
-  await Promise.race([event(stream, 'drain'), event(out, 'close')]);
+  await Promise.race([event(stream, 'drain'), event(stream, 'close'), event(out, 'close')]);
   settled.abort();
 }
 
