@@ -173,6 +173,7 @@ export const importView: View = (main) => {
     // A new file is a new submission: nothing of the last one's state may answer for it.
     submitted = [];
     sentErrors = [];
+    unlisted = [];
     mode = 'all';
     runId = '';
     stopPolling();
@@ -228,6 +229,30 @@ export const importView: View = (main) => {
     );
   }
 
+  /**
+   * Batches that finished with failures, waiting to be listed. One listing runs at a time and takes
+   * every batch waiting, since placing a spreadsheet's errors reads the file again: batch after batch
+   * finishing while a large file is read would otherwise read it once each, all at once.
+   */
+  let unlisted: Submitted[] = [];
+  /** The file (its generation) whose listing runs, if one does: another file's runs apart. */
+  let listing: number | null = null;
+
+  async function listSentErrors(reading: ImportFile) {
+    const mine = generation;
+    if (listing === mine) return;
+    listing = mine;
+    try {
+      while (unlisted.length > 0 && mine === generation) {
+        const finished = unlisted;
+        unlisted = [];
+        await showSentErrors(finished, reading);
+      }
+    } finally {
+      if (listing === mine) listing = null;
+    }
+  }
+
   /** Reads the failed items of the batches that just finished, and lists them at their place in the file. */
   async function showSentErrors(finished: Submitted[], reading: ImportFile) {
     const mine = generation;
@@ -265,7 +290,10 @@ export const importView: View = (main) => {
       }
     }
     renderSubmitted();
-    if (finished.length > 0 && reading !== null) void showSentErrors(finished, reading);
+    if (finished.length > 0 && reading !== null) {
+      unlisted.push(...finished);
+      void listSentErrors(reading);
+    }
     return submitted.every((entry) => entry.status && isTerminal(entry.status))
       ? 'done'
       : changed
