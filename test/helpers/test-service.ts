@@ -26,7 +26,7 @@ export interface TestService {
     headers?: Record<string, string>;
   }): Promise<LightMyRequestResponse>;
   /** Submits items for `tenant` and returns the batch id (asserts the 202). */
-  submit(token: string, items: unknown[]): Promise<string>;
+  submit(token: string, items: unknown[], label?: string): Promise<string>;
   /** Polls a batch until it is terminal; returns its final status record. */
   waitForTerminal(token: string, batchId: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Every error record of a batch, walking the cursors. */
@@ -134,10 +134,10 @@ export async function startTestService(
         payload: json !== undefined ? JSON.stringify(json) : body,
       });
     },
-    async submit(token, items) {
+    async submit(token, items, label) {
       const res = await helpers.request({
         method: 'POST',
-        url: '/products/ingestions',
+        url: `/products/ingestions${label === undefined ? '' : `?label=${encodeURIComponent(label)}`}`,
         token,
         json: { items },
       });

@@ -310,3 +310,15 @@ export async function scenario(
   }
   await screenshot(page, name);
 }
+
+/** Submits `items` labelled `label` (CONTRACT §11.1) and waits for the batch to finish; returns its id. */
+export async function submitLabelled(
+  api: TestService,
+  token: string,
+  items: unknown[],
+  label: string,
+): Promise<string> {
+  const batchId = await api.submit(token, items, label);
+  await api.waitForTerminal(token, batchId);
+  return batchId;
+}

@@ -17,6 +17,7 @@ import {
   PHONE,
   scenario,
   screenshot,
+  submitLabelled,
 } from './dashboard-browser.ts';
 
 /** A webhook receiver on loopback: every request it got, answered 204. */
@@ -139,20 +140,6 @@ browserTest('a product opens with its thumbnails; a variant is deleted after con
   });
 });
 
-/** Submits `items` with `label` (CONTRACT §11.1) and waits for the batch to finish; returns its id. */
-async function submitLabelled(token: string, items: unknown[], label: string): Promise<string> {
-  const res = await world.api.request({
-    method: 'POST',
-    url: `/products/ingestions?label=${encodeURIComponent(label)}`,
-    token,
-    json: { items },
-  });
-  assert.equal(res.statusCode, 202, res.body);
-  const batchId = res.json<{ batch_id: string }>().batch_id;
-  await world.api.waitForTerminal(token, batchId);
-  return batchId;
-}
-
 browserTest('a product page shows every stored field, and its history after two feeds', async (t) => {
   const token = await world.api.token(world.api.tenant('history'));
   const lamp = (price: number) =>
@@ -182,8 +169,8 @@ browserTest('a product page shows every stored field, and its history after two 
         }),
       ],
     });
-  const monday = await submitLabelled(token, [lamp(265)], 'Monday feed');
-  const tuesday = await submitLabelled(token, [product(), lamp(250)], 'Tuesday feed');
+  const monday = await submitLabelled(world.api, token, [lamp(265)], 'Monday feed');
+  const tuesday = await submitLabelled(world.api, token, [product(), lamp(250)], 'Tuesday feed');
   const page = await world.open(token, '#/products/lamp-1');
   await page.route('https://cdn.example/**', async (route) =>
     route.fulfill({
@@ -270,7 +257,7 @@ browserTest('a long history is read a page at a time, newest first, with "Older"
   const items = Array.from({ length: 22 }, (_, i) =>
     product({ external_id: 'stool-1', variants: [variant({ sku: 'stool-1-oak', price: 100 + i })] }),
   );
-  await submitLabelled(token, items, 'Price walk');
+  await submitLabelled(world.api, token, items, 'Price walk');
   const page = await world.open(token, '#/products/stool-1');
   await scenario(t, page, 'product-history-older', async () => {
     const entries = page.getByRole('list', { name: 'Changes, newest first' }).locator(':scope > li');

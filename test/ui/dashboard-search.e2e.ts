@@ -14,6 +14,7 @@ import {
   dashboardWorldForFile,
   scenario,
   screenshot,
+  submitLabelled,
 } from './dashboard-browser.ts';
 
 const world = dashboardWorldForFile();
@@ -35,20 +36,6 @@ const cursorInHash = (page: Page, present: boolean) =>
       (globalThis as unknown as { location: { hash: string } }).location.hash.includes('cursor=') === present,
     present,
   );
-
-/** Submits `items` with `label` (CONTRACT §11.1) and waits for the batch to finish; returns its id. */
-async function submitLabelled(token: string, items: unknown[], label: string): Promise<string> {
-  const res = await world.api.request({
-    method: 'POST',
-    url: `/products/ingestions?label=${encodeURIComponent(label)}`,
-    token,
-    json: { items },
-  });
-  assert.equal(res.statusCode, 202, res.body);
-  const batchId = res.json<{ batch_id: string }>().batch_id;
-  await world.api.waitForTerminal(token, batchId);
-  return batchId;
-}
 
 /** The text of a file the page downloaded. */
 async function downloadedText(download: Download): Promise<string> {
@@ -294,9 +281,14 @@ browserTest(
 
 browserTest('batches are searched by the start of their label; the filters survive a reload', async (t) => {
   const token = await world.api.token(world.api.tenant('labels'));
-  const spring1 = await submitLabelled(token, [product()], 'Spring feed 1/2');
-  const spring2 = await submitLabelled(token, [product(), { external_id: 'broken' }], 'Spring feed 2/2');
-  await submitLabelled(token, [product()], 'Autumn feed');
+  const spring1 = await submitLabelled(world.api, token, [product()], 'Spring feed 1/2');
+  const spring2 = await submitLabelled(
+    world.api,
+    token,
+    [product(), { external_id: 'broken' }],
+    'Spring feed 2/2',
+  );
+  await submitLabelled(world.api, token, [product()], 'Autumn feed');
   const page = await world.open(token, '#/batches');
   const batchIds = () =>
     page.getByRole('region', { name: 'Batches, newest first' }).getByRole('link').allInnerTexts();
