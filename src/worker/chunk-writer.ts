@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { isConnectionFailure } from '../db/database-unavailable.ts';
 import { upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
-import { insertHistory } from '../catalog/history.repository.ts';
+import { insertSerializedHistory } from '../catalog/history.repository.ts';
 import {
   advanceBatch,
   insertItemFailures,
@@ -53,6 +53,31 @@ class SkuOwnedElsewhereError extends Error {
 export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
 
 /**
+ * Reads the stored rows the chunk will change, sends its products upsert, and while the server runs
+ * it makes the chunk's history entries (chunk-history.ts); returns them serialized, or null when an
+ * item uses a sku another product owns. A function of its own so that the parsed items, the rows
+ * read and the entries' objects are garbage once it returns, before the statements that follow: held
+ * for the whole transaction, two chunks in flight kept them all alive (docs/performance.md).
+ */
+async function upsertProductsMakingHistory(
+  tx: Queryable,
+  kind: Database['kind'],
+  batch: BatchKey,
+  chunk: WritableChunk,
+): Promise<string | null> {
+  const items = JSON.parse(chunk.items) as ChunkItems;
+  const base = await readChunkBase(tx, kind, batch.tenantId, items);
+  const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
+  // Observed at once: should making the entries throw, the upsert's failure (a lost connection)
+  // must not become an unhandled rejection; it is still awaited below.
+  productsWritten.catch(() => undefined);
+  const entries = historyEntries(base, items);
+  const json = entries === null ? null : JSON.stringify(entries);
+  await productsWritten;
+  return json;
+}
+
+/**
  * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, the stored
  * rows the upserts will change (chunk-history.ts), one upsert per table, the products' history,
  * the merge's rejections. The history's entries are made here while the server runs the products
@@ -77,16 +102,9 @@ export async function writeChunk(
       const step = { upserted: chunk.upserted, failed: chunk.failures.length };
       const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
-      const items = JSON.parse(chunk.items) as ChunkItems;
-      const base = await readChunkBase(tx, db.kind, batch.tenantId, items);
-      const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
-      // Observed at once: should making the entries throw, the upsert's failure (a lost connection)
-      // must not become an unhandled rejection; it is still awaited below.
-      productsWritten.catch(() => undefined);
-      const entries = historyEntries(base, items);
-      await productsWritten;
+      const entries = await upsertProductsMakingHistory(tx, db.kind, batch, chunk);
       if (entries === null) throw new SkuOwnedElsewhereError();
-      await insertHistory(tx, { tenantId: batch.tenantId, batchId: batch.batchId }, entries);
+      if (entries !== '[]') await insertSerializedHistory(tx, batch, entries);
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
       onWriting?.();
       if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();
