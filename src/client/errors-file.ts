@@ -1,6 +1,7 @@
 import type { Stats, WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
+import { MALFORMED_JSON } from './file-format.ts';
 import type { FieldError } from './problem-answer.ts';
 
 /** One line of the errors file: a failed item, where it is in the input and in its batch, and why. */
@@ -21,8 +22,8 @@ export interface ErrorLine {
  * service's own codes are CONTRACT §5's.
  */
 export const CLIENT_ERROR_CODES = {
-  /** The item is not valid JSON on its own; it was never sent. */
-  malformedJson: 'malformed_json',
+  /** The item is not valid JSON on its own; it was never sent (file-format.ts). */
+  malformedJson: MALFORMED_JSON,
   /** The service answered 413 to the item sent alone. */
   payloadTooLarge: 'payload_too_large',
   /** The service answered 400 to the item sent alone, without naming a field. */

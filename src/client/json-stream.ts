@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { placeErrors, type SheetItem } from '../spreadsheets/sheet-items.ts';
-import { CLIENT_ERROR_CODES } from './errors-file.ts';
+import { FILE_FORMATS, formatOfName, malformedJsonError, type FileFormat } from './file-format.ts';
 import { JsonStreamError, splitJsonArray } from './json-splitter.ts';
 import type { FieldError } from './problem-answer.ts';
 import { readSheetItems, type SheetFormat } from './sheet-stream.ts';
@@ -11,7 +11,7 @@ import { readSheetItems, type SheetFormat } from './sheet-stream.ts';
  * How a file holds its items: one JSON document (an array, or `{"items": [...]}`), a value per line,
  * or a spreadsheet in the layout of CONTRACT §11.5.
  */
-export type FileFormat = 'json' | 'jsonl' | SheetFormat;
+export type { FileFormat };
 
 /**
  * One item of a file, at its 0-based `position` among the items, starting on `line` (a spreadsheet's
@@ -33,15 +33,12 @@ export type SourceItem = { position: number; line: number; locate?: SheetItem['l
 /** The errors of an item that is not sent: that it is not JSON, or what its cells hold wrongly (placed). */
 export function unsentErrors(item: SourceItem & { text?: undefined }): FieldError[] {
   if (item.malformed === undefined) return item.cellErrors;
-  const message = `The item at line ${item.line} is not valid JSON: ${item.malformed}`;
-  return [{ field: '', code: CLIENT_ERROR_CODES.malformedJson, message }];
+  return [malformedJsonError(item.line, item.malformed)];
 }
 
 /** The file name that means standard input, as in most command-line tools. */
 export const STDIN = '-';
 
-const JSONL_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
-const FORMATS = new Set<string>(['json', 'jsonl', 'csv', 'xlsx']);
 const READ_CHUNK_BYTES = 256 * 1024;
 const OUTER_WHITESPACE = /^[ \t\r\n\uFEFF]+|[ \t\r\n]+$/g;
 
@@ -50,13 +47,11 @@ const OUTER_WHITESPACE = /^[ \t\r\n\uFEFF]+|[ \t\r\n]+$/g;
  * xlsx, anything else → json.
  */
 export function formatOf(file: string, explicit?: string): FileFormat {
-  if (explicit !== undefined && FORMATS.has(explicit)) return explicit as FileFormat;
+  if (explicit !== undefined && (FILE_FORMATS as readonly string[]).includes(explicit))
+    return explicit as FileFormat;
   if (explicit !== undefined)
     throw new Error(`--format must be json, jsonl, csv or xlsx, not ${JSON.stringify(explicit)}`);
-  const extension = path.extname(file).toLowerCase();
-  if (extension === '.csv') return 'csv';
-  if (extension === '.xlsx') return 'xlsx';
-  return JSONL_EXTENSIONS.has(extension) ? 'jsonl' : 'json';
+  return formatOfName(path.basename(file));
 }
 
 /** `file` as messages name it. */

@@ -1,4 +1,5 @@
 import { JsonStreamError, splitJsonArray } from '../../../src/client/json-splitter.ts';
+import { formatOfName, type FileFormat } from '../../../src/client/file-format.ts';
 import type { SheetRow } from '../../../src/spreadsheets/csv-rows.ts';
 import { checkSheet, numberedSheetItems } from '../../../src/spreadsheets/sheet-converter.ts';
 import {
@@ -27,15 +28,13 @@ export type FileItem = { position: number; line: number; locate?: SheetItem['loc
     }
 );
 
-/** How a file holds its items, decided by its name as the command-line client decides (docs/cli.md). */
-export type FileFormat = 'json' | 'jsonl' | 'csv' | 'xlsx';
-
-/** `.jsonl`/`.ndjson` → jsonl, `.csv` → csv, `.xlsx` (or the XLSX type) → xlsx, anything else → json. */
+/**
+ * How a file holds its items: by its name, as the command-line client decides (file-format.ts), or
+ * an XLSX by its type when its name says nothing.
+ */
 export function formatOf(file: File): FileFormat {
-  if (/\.(jsonl|ndjson)$/i.test(file.name)) return 'jsonl';
-  if (/\.csv$/i.test(file.name)) return 'csv';
-  if (/\.xlsx$/i.test(file.name) || file.type === XLSX_TYPE) return 'xlsx';
-  return 'json';
+  const byName = formatOfName(file.name);
+  return byName === 'json' && file.type === XLSX_TYPE ? 'xlsx' : byName;
 }
 
 /** A chosen file, ready to be read as often as the import needs: to check, preview, send. */

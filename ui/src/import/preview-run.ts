@@ -1,6 +1,7 @@
 import { ApiError, call } from '../api.ts';
 import type { FieldError, Preview, PreviewEntry } from '../api-types.ts';
 import { placeErrors } from '../../../src/spreadsheets/sheet-items.ts';
+import { malformedJsonError } from '../../../src/client/file-format.ts';
 import { inGroups, type FileItem, type ImportFile } from './file-items.ts';
 import { envelope, SUBMISSION_SIZE } from './submit-groups.ts';
 
@@ -44,7 +45,7 @@ const MAX_INVALID_ROWS = 1000;
 /** The errors of an item the page does not send. */
 function unsentErrors(item: FileItem & { text?: undefined }): ItemError[] {
   if (item.malformed === undefined) return item.cellErrors;
-  return [{ field: '', code: 'malformed_json', message: `Line ${item.line} is not JSON: ${item.malformed}` }];
+  return [malformedJsonError(item.line, item.malformed)];
 }
 
 /**
