@@ -37,6 +37,10 @@ export function formatOf(file: File): FileFormat {
   return byName === 'json' && file.type === XLSX_TYPE ? 'xlsx' : byName;
 }
 
+/** Whether the file is a spreadsheet, whose items have rows and columns (CONTRACT §11.5). */
+export const isSheet = (source: { format: FileFormat }) =>
+  source.format === 'csv' || source.format === 'xlsx';
+
 /** A chosen file, ready to be read as often as the import needs: to check, preview, send. */
 export interface ImportFile {
   file: File;

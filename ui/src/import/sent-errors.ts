@@ -1,7 +1,7 @@
 import { getJson, query } from '../api.ts';
 import type { ItemErrors } from '../api-types.ts';
 import { placeErrors, type SheetItem } from '../../../src/spreadsheets/sheet-items.ts';
-import type { ImportFile } from './file-items.ts';
+import { isSheet, type ImportFile } from './file-items.ts';
 import type { ItemError } from './preview-run.ts';
 
 /** A batch this import made, with the file position and line (row) of each item it holds, by index. */
@@ -51,7 +51,7 @@ export async function placeSentErrors(
   source: ImportFile,
   failed: SentItemErrors[],
 ): Promise<SentItemErrors[]> {
-  if (source.format !== 'csv' && source.format !== 'xlsx') return failed;
+  if (!isSheet(source)) return failed;
   const wanted = new Set(failed.map((item) => item.position));
   const places = new Map<number, SheetItem['locate']>();
   for await (const item of source.items()) {

@@ -2,11 +2,11 @@ import { errorText, getJson } from '../api.ts';
 import type { BatchStatus } from '../api-types.ts';
 import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { h, longId, replace, table, type Child } from '../dom.ts';
-import { diffText } from '../../../src/client/diff-text.ts';
 import { batchLabel, nameLabelBase } from '../../../src/client/batch-label.ts';
 import { SheetLayoutError, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
-import { inGroups, openImportFile, type ImportFile } from '../import/file-items.ts';
-import { previewFile, type FilePreview, type ItemError } from '../import/preview-run.ts';
+import { inGroups, isSheet, openImportFile, type ImportFile } from '../import/file-items.ts';
+import { previewTable, sentErrorsTable } from '../import/import-tables.ts';
+import { previewFile, type FilePreview } from '../import/preview-run.ts';
 import {
   placeSentErrors,
   readSentErrors,
@@ -31,89 +31,6 @@ type SendMode = 'all' | 'valid';
 
 /** Failed items listed under the submitted batches; each batch's page lists all of its own. */
 const MAX_SENT_ERROR_ROWS = 1000;
-
-const isSheet = (source: ImportFile) => source.format === 'csv' || source.format === 'xlsx';
-
-/** An item's errors: code, field, and for a spreadsheet the row and column of the field. */
-function errorList(errors: ItemError[]): Child {
-  if (errors.length === 0) return '—';
-  return h(
-    'ul',
-    { class: 'plain' },
-    errors.map((error) =>
-      h(
-        'li',
-        {},
-        h('code', {}, error.code),
-        ' ',
-        error.field || '(item)',
-        error.row === undefined ? '' : ` (row ${error.row}, column ${error.column ?? '—'})`,
-        ': ',
-        error.message,
-      ),
-    ),
-  );
-}
-
-function previewTable(preview: FilePreview, source: ImportFile): HTMLElement {
-  const { totals } = preview;
-  const counts: Array<[string, number]> = [
-    ['Create', totals.create],
-    ['Update', totals.update],
-    ['Unchanged', totals.unchanged],
-    ['Invalid', totals.invalid],
-  ];
-  if (!isSheet(source)) counts.push(['Not JSON', totals.not_json]);
-  return h(
-    'div',
-    {},
-    h(
-      'dl',
-      { class: 'counts', 'data-testid': 'preview-totals' },
-      counts.map(([term, count]) => [h('dt', {}, term), h('dd', {}, count)]),
-    ),
-    table(
-      'Preview of the items',
-      ['Item', isSheet(source) ? 'Row' : 'Line', 'External id', 'Action', 'Changes', 'Errors'],
-      preview.rows.map((row) => [
-        row.position,
-        row.line,
-        row.external_id ?? '—',
-        h('span', { class: `badge action-${row.action}` }, row.action.replace('_', ' ')),
-        row.diff.length
-          ? h(
-              'ul',
-              { class: 'plain', 'data-testid': 'preview-changes' },
-              row.diff.map((element) => h('li', {}, diffText(element))),
-            )
-          : '—',
-        errorList(row.errors),
-      ]),
-      'The file holds no items.',
-    ),
-  );
-}
-
-/** The failed items of the submitted batches, at their place in the file. */
-function sentErrorsTable(failed: SentItemErrors[], source: ImportFile): HTMLElement {
-  return h(
-    'div',
-    {},
-    h('h2', {}, 'Items the service refused'),
-    table(
-      'Items the service refused',
-      ['Item', isSheet(source) ? 'Row' : 'Line', 'External id', 'SKU', 'Errors', 'Batch'],
-      failed.map((item) => [
-        item.position,
-        item.line,
-        item.external_id ?? '—',
-        item.sku ?? '—',
-        errorList(item.errors),
-        longId(item.batchId, `#/batches/${encodeURIComponent(item.batchId)}`),
-      ]),
-    ),
-  );
-}
 
 /**
  * Import a JSON, JSON Lines, CSV or XLSX file: it is read as a stream (XLSX by a Web Worker), a
