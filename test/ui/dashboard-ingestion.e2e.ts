@@ -60,6 +60,17 @@ browserTest('signing in shows the tenant, scopes and expiry; a refused token say
   });
 });
 
+browserTest('a batch that does not exist shows the 404, and no errors to filter or download', async (t) => {
+  const token = await world.api.token(world.api.tenant('unknown-batch'));
+  const page = await world.open(token, '#/batches/00000000-0000-4000-8000-000000000000');
+  await scenario(t, page, 'batch-unknown', async () => {
+    await page.getByRole('alert').filter({ hasText: 'No batch with this id.' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Download all errors (CSV)' }).isVisible(), false);
+    assert.equal(await page.getByRole('heading', { name: 'Item errors' }).isVisible(), false);
+    await assertAccessible(page, 'unknown batch');
+  });
+});
+
 browserTest('a batch’s progress bar moves to 100 % while the page watches', async (t) => {
   const tenant = world.api.tenant('progress');
   const token = await world.api.token(tenant);

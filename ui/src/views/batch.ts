@@ -51,6 +51,7 @@ export const batchView: View = (main, { id }) => {
       return error instanceof ApiError && error.status === 404 ? 'done' : 'same';
     }
     renderRecord(batch);
+    errorSections.hidden = false;
     const changed = batch.status !== lastStatus || batch.updated_at !== record.dataset.updated;
     record.dataset.updated = batch.updated_at;
     if (batch.status !== lastStatus && isTerminal(batch)) {
@@ -158,11 +159,10 @@ export const batchView: View = (main, { id }) => {
     }
   }
 
-  main.append(
-    h('h1', {}, 'Batch ', h('span', { class: 'mono' }, id)),
-    h('p', {}, h('a', { href: '#/batches' }, '← All batches')),
-    message,
-    record,
+  // Shown once the batch is read: a batch that does not exist (404) has no errors to filter or download.
+  const errorSections = h(
+    'div',
+    { hidden: true },
     h('h2', {}, 'Errors by code'),
     summary,
     h('h2', {}, 'Item errors'),
@@ -175,6 +175,13 @@ export const batchView: View = (main, { id }) => {
     ),
     errors,
     pager.element,
+  );
+  main.append(
+    h('h1', {}, 'Batch ', h('span', { class: 'mono' }, id)),
+    h('p', {}, h('a', { href: '#/batches' }, '← All batches')),
+    message,
+    record,
+    errorSections,
   );
   replace(codeFilter, h('option', { value: '' }, 'Any code'));
   void refresh().then((outcome) => {
