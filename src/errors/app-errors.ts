@@ -81,6 +81,16 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/**
+ * Where a client that sends products to the catalog's own path meant to go: products are written
+ * only through a batch (CONTRACT §4), the most common first guess of a new user.
+ */
+const METHOD_HINTS: Record<string, string> = {
+  'POST /products': ' Products are sent in batches: POST /products/ingestions.',
+  'PUT /products': ' Products are sent in batches: POST /products/ingestions.',
+  'PATCH /products': ' Products are sent in batches: POST /products/ingestions.',
+};
+
 /** A known path asked with a method it does not serve; `allow` lists those it does (the `Allow` header). */
 export class MethodNotAllowedError extends AppError {
   constructor(
@@ -88,7 +98,8 @@ export class MethodNotAllowedError extends AppError {
     path: string,
     readonly allow: readonly string[],
   ) {
-    super('method-not-allowed', `${path} does not serve ${method}; it serves ${allow.join(', ')}.`);
+    const hint = METHOD_HINTS[`${method} ${path}`] ?? '';
+    super('method-not-allowed', `${path} does not serve ${method}; it serves ${allow.join(', ')}.${hint}`);
   }
 }
 

@@ -247,6 +247,16 @@ describe('a known path with a method it does not serve', () => {
     });
   }
 
+  void test('POST /products says where products are sent', async () => {
+    const res = await svc.request({ method: 'POST', url: '/products', token: null, json: { items: [] } });
+    const problem = assertProblem(res, { slug: 'method-not-allowed', instance: '/products' });
+    assert.equal(res.headers.allow, 'GET, HEAD');
+    assert.equal(
+      problem.detail,
+      '/products does not serve POST; it serves GET, HEAD. Products are sent in batches: POST /products/ingestions.',
+    );
+  });
+
   void test('is a 405 whatever its body, which is not read', async () => {
     for (const [body, type] of [
       ['{"items": [', 'application/json'],
