@@ -45,20 +45,25 @@ export async function insertHistory(
   source: { tenantId: string; batchId: string | null },
   entries: readonly NewHistoryEntry[],
 ): Promise<void> {
-  if (entries.length === 0) return;
-  await insertSerializedHistory(tx, source, JSON.stringify(entries));
+  await insertSerializedHistory(tx, source, { json: JSON.stringify(entries), count: entries.length });
+}
+
+/** Entries serialized once for `json_to_recordset` (a JSON array of `NewHistoryEntry`), with their count. */
+export interface SerializedEntries {
+  readonly json: string;
+  readonly count: number;
 }
 
 /**
- * `insertHistory` of entries already serialized (a JSON array of `NewHistoryEntry`, not empty): a
- * chunk serializes its entries as soon as they are made, so their objects need not live on while
- * its other statements run.
+ * `insertHistory` of entries already serialized: a chunk serializes its entries as soon as they are
+ * made, so their objects need not live on while its other statements run.
  */
 export async function insertSerializedHistory(
   tx: Queryable,
   source: { tenantId: string; batchId: string | null },
-  entriesJson: string,
+  entries: SerializedEntries,
 ): Promise<void> {
+  if (entries.count === 0) return;
   // The label is the batch's own (null for an API delete, or a batch without one), read here so
   // that the batch row stays its one source.
   await tx.query(
@@ -68,7 +73,7 @@ export async function insertSerializedHistory(
             (SELECT b.label FROM batches b WHERE b.tenant_id = $1 AND b.id = $2::uuid), x.diff
      FROM json_to_recordset($3::json)
        AS x(external_id text, ordinal int, action text, item_index int, diff json)`,
-    [source.tenantId, source.batchId, entriesJson],
+    [source.tenantId, source.batchId, entries.json],
   );
 }
 
