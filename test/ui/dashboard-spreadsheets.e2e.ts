@@ -18,28 +18,12 @@ import {
   scenario,
   screenshot,
 } from './dashboard-browser.ts';
+import { PRODUCT_COLUMNS, VARIANT_COLUMNS, XLSX_TYPE } from '../../src/spreadsheets/sheet-layout.ts';
 
 const world = dashboardWorldForFile();
 
-const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
-const COLUMNS = [
-  'external_id',
-  'name',
-  'description',
-  'style',
-  'type',
-  'sub_type',
-  'sku',
-  'variant_name',
-  'item_url',
-  'depth',
-  'height',
-  'width',
-  'weight',
-  'color',
-  'price',
-  'brand',
-];
+/** The product and variant columns (no image columns) of the spreadsheet layout (CONTRACT §11.5). */
+const COLUMNS = [...PRODUCT_COLUMNS, ...VARIANT_COLUMNS];
 
 /**
  * A row of a sofa variant in the order of COLUMNS; the product cells empty when `later` (null: an
