@@ -229,22 +229,26 @@ void describe('npm run ingest with a spreadsheet', () => {
     };
     const cells = (values: Record<string, string | number | null>) =>
       SHEET_COLUMNS.map((column) => (column in values ? values[column]! : null));
+    // The lamp's cells but for its height, price and images; '00042' and '007' are text cells.
+    const lamp = {
+      external_id: '00042',
+      name: 'Lamp',
+      description: 'Arc lamp',
+      ...PRODUCT,
+      sku: '007',
+      variant_name: 'Brass',
+      item_url: 'https://shop.example/007',
+      depth: 30,
+      width: 40,
+      weight: 8,
+      color: 'Beige',
+      brand: 'Lumen',
+    };
     await write(first, [
       cells({
-        external_id: '00042',
-        name: 'Lamp',
-        description: 'Arc lamp',
-        ...PRODUCT,
-        sku: '007',
-        variant_name: 'Brass',
-        item_url: 'https://shop.example/007',
-        depth: 30,
+        ...lamp,
         height: '180.5',
-        width: 40,
-        weight: 8,
-        color: 'Beige',
         price: 249.9,
-        brand: 'Lumen',
         image_1_url: 'https://cdn.example/007/a.jpg',
         image_1_angle: 45,
         image_2_url: 'https://cdn.example/007/b.jpg',
@@ -255,24 +259,7 @@ void describe('npm run ingest with a spreadsheet', () => {
 
     // An update whose image cells are empty, and a price changed: the stored images and angles stay.
     const second = path.join(service.dir, `${tenant}-2.xlsx`);
-    await write(second, [
-      cells({
-        external_id: '00042',
-        name: 'Lamp',
-        description: 'Arc lamp',
-        ...PRODUCT,
-        sku: '007',
-        variant_name: 'Brass',
-        item_url: 'https://shop.example/007',
-        depth: 30,
-        height: 180.5,
-        width: 40,
-        weight: 8,
-        color: 'Beige',
-        price: 199,
-        brand: 'Lumen',
-      }),
-    ]);
+    await write(second, [cells({ ...lamp, height: 180.5, price: 199 })]);
     const updated = await run(second, tenant);
     assert.equal(updated.code, 0, updated.stderr);
 
