@@ -5,7 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { dropSchemaWithJobs } from '../test/helpers/drop-schema.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { serializeRows, upsertProducts, upsertVariants } from '../src/catalog/catalog.repository.ts';
+import {
+  serializeRows,
+  upsertProducts,
+  upsertVariants,
+  variantKeys,
+} from '../src/catalog/catalog.repository.ts';
 import { toRows } from './baseline.ts';
 import { generateBatch } from './catalog-generator.ts';
 import { createBenchClient, type BenchClient } from './http-client.ts';
@@ -35,9 +40,8 @@ async function loadCatalog(
     for (let b = 0; b < batches; b++) {
       const { products, variants } = toRows(generateBatch(prefix, b, { size: BATCH }));
       await db.transaction(async (tx) => {
-        const variantRows = serializeRows(variants);
-        await upsertProducts(tx, tenantId, serializeRows(products), variantRows);
-        await upsertVariants(tx, tenantId, variantRows);
+        await upsertProducts(tx, tenantId, serializeRows(products), variantKeys(variants));
+        await upsertVariants(tx, tenantId, serializeRows(variants));
       });
     }
     if (db.kind === 'server') await db.exec('ANALYZE products; ANALYZE variants');

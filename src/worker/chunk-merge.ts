@@ -3,7 +3,9 @@ import {
   findVariantsBySku,
   lockProducts,
   serializeRows,
+  variantKeys,
   type SerializedRows,
+  type VariantKeys,
 } from '../catalog/catalog.repository.ts';
 import { mergeItems, type MergedChunk } from '../catalog/merge-items.ts';
 import type { ItemFailure } from '../validation/item-errors.ts';
@@ -20,6 +22,8 @@ export interface WritableChunk {
   to: number;
   products: SerializedRows;
   variants: SerializedRows;
+  /** The variants' keys, which the products upsert reads for the search documents. */
+  variantKeys: VariantKeys;
   upserted: number;
   /** The items rejected by the merge (`sku_conflict`), with their keys. */
   failures: ItemFailure[];
@@ -48,6 +52,7 @@ function toWritable(from: number, to: number, items: ChunkItems, merged: MergedC
     to,
     products: serializeRows(merged.products),
     variants: serializeRows(merged.variants),
+    variantKeys: variantKeys(merged.variants),
     upserted: merged.applied.length,
     items: flat(JSON.stringify(applied(items, merged))),
     failures: merged.rejected.map(({ index, errors }) => ({

@@ -1,7 +1,11 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { isConnectionFailure } from '../db/database-unavailable.ts';
 import { upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
-import { insertSerializedHistory, type SerializedEntries } from '../catalog/history.repository.ts';
+import {
+  insertSerializedHistory,
+  serializeEntries,
+  type SerializedEntries,
+} from '../catalog/history.repository.ts';
 import {
   advanceBatch,
   insertItemFailures,
@@ -67,12 +71,12 @@ async function upsertProductsMakingHistory(
 ): Promise<SerializedEntries | null> {
   const items = JSON.parse(chunk.items) as ChunkItems;
   const base = await readChunkBase(tx, kind, batch.tenantId, items);
-  const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variants);
+  const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variantKeys);
   // Observed at once: should making the entries throw, the upsert's failure (a lost connection)
   // must not become an unhandled rejection; it is still awaited below.
   productsWritten.catch(() => undefined);
   const entries = historyEntries(base, items);
-  const serialized = entries === null ? null : { json: JSON.stringify(entries), count: entries.length };
+  const serialized = entries === null ? null : serializeEntries(entries);
   await productsWritten;
   return serialized;
 }

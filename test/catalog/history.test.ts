@@ -171,6 +171,34 @@ void describe('GET /products/{external_id}/history', () => {
     ]);
   });
 
+  void test('values holding the diffs’ separator (U+001E), other control characters, quotes and unicode are recorded exactly', async () => {
+    // The insert joins a chunk's diffs with U+001E and splits them apart in SQL; a value that holds
+    // one (JSON escapes it) must neither split an entry nor shift the next entries' diffs.
+    const token = await svc.token(svc.tenant('hist-separator'));
+    const awkward = 'rec\u001esep \u0001soh \u001fus "quoted" \\ back\nline ÄPPLARÖ 🛋️';
+    const sofa = (overrides: Item = {}) =>
+      product({ external_id: 'sofa-9', variants: [variant({ sku: 'sofa-9-oat' })], ...overrides });
+    await submitAndWait(token, [lamp(), sofa()]);
+    const batchId = await submitAndWait(token, [
+      lamp({ description: awkward }),
+      sofa({ name: `${awkward} sofa` }),
+    ]);
+
+    const [lampEntry] = (await history(token, 'lamp-1')).data;
+    assert.deepEqual(lampEntry, {
+      ...lampEntry,
+      action: 'update',
+      batch_id: batchId,
+      index: 0,
+      diff: [{ path: 'description', op: 'change', from: lamp().description, to: awkward }],
+    });
+    const [sofaEntry] = (await history(token, 'sofa-9')).data;
+    assert.equal(sofaEntry!.index, 1);
+    assert.deepEqual(sofaEntry!.diff, [
+      { path: 'name', op: 'change', from: product().name, to: `${awkward} sofa` },
+    ]);
+  });
+
   void test('within one batch a later item’s entry is the newer one, and each diff is against the one before', async () => {
     const token = await svc.token(svc.tenant('hist-order'));
     const batchId = await submitAndWait(token, [
