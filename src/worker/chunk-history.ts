@@ -1,37 +1,40 @@
 import type { Database, Queryable } from '../db/database.ts';
-import { lockProducts } from '../catalog/catalog.repository.ts';
 import { productValue } from '../catalog/catalog-diff.ts';
 import { applyItem } from '../catalog/catalog-replay.ts';
-import { findCatalogRows, type CatalogRows } from '../catalog/catalog-state.repository.ts';
+import { findCatalogRows, type CatalogKeys, type CatalogRows } from '../catalog/catalog-state.repository.ts';
 import type { NewHistoryEntry } from '../catalog/history.repository.ts';
 import type { ChunkItems } from './batch-items.ts';
 
 /**
  * The product history of a chunk (CONTRACT §11.3), made in the transaction that writes the chunk,
  * in two steps so that the work of this process and the server's overlap (chunk-writer.ts): the
- * stored rows the chunk will change are read first (`readChunkBase`), then, while the server runs
- * the products upsert, the items are applied to them one by one with the merge that made the
- * chunk's rows (`historyEntries`), each change becoming an entry. One statement locks, one reads,
- * one records; nothing is read per item.
+ * stored rows the chunk will change are read (`readChunkBase`) while the server runs the products
+ * upsert, then the items are applied to them one by one with the merge that made the chunk's rows
+ * (`historyEntries`), each change becoming an entry. One statement locks, one reads, one records;
+ * nothing is read per item.
  */
 
 /**
- * Locks the chunk's stored products, then reads the stored rows its items name. Locked before they
- * are read, so a delete or another batch's write of the same products cannot come between this read
- * and the chunk's write: the read's snapshot is taken once they have committed.
+ * The stored rows the chunk names, read once the transaction `tx` holds the row locks of the
+ * chunk's stored products (`lockProducts`). From then on no other writer can change those products
+ * or their variants (a delete takes its product's row first too) until `tx` ends, so a statement
+ * that starts now sees them as `tx` will change them, and never sees `tx`'s own uncommitted writes.
+ * On a server it therefore runs on a connection of its own, beside the products upsert that `tx`
+ * runs meanwhile (docs/performance.md, history); the embedded database has one connection, so
+ * there it is read in `tx`, before the upsert.
  */
-export async function readChunkBase(
+export function readChunkBase(
+  db: Database,
   tx: Queryable,
-  kind: Database['kind'],
   tenantId: string,
-  items: ChunkItems,
+  keys: CatalogKeys,
 ): Promise<CatalogRows> {
-  if (items.length === 0) return { products: new Map(), variants: new Map() };
-  const externalIds = [...new Set(items.map(({ item }) => item.external_id))];
-  const skus = [...new Set(items.flatMap(({ item }) => item.variants.map(({ sku }) => sku)))];
-  await lockProducts(tx, tenantId, externalIds);
-  const reader = { kind, query: <R>(text: string, params?: readonly unknown[]) => tx.query<R>(text, params) };
-  return findCatalogRows(reader, tenantId, { externalIds, skus });
+  if (keys.externalIds.length === 0) return Promise.resolve({ products: new Map(), variants: new Map() });
+  const reader =
+    db.kind === 'server'
+      ? db
+      : { kind: db.kind, query: <R>(text: string, params?: readonly unknown[]) => tx.query<R>(text, params) };
+  return findCatalogRows(reader, tenantId, keys);
 }
 
 /**

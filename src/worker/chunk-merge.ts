@@ -21,6 +21,8 @@ export interface WritableChunk {
   from: number;
   to: number;
   products: SerializedRows;
+  /** The products' external_ids, which the write locks and reads the stored rows of. */
+  externalIds: string[];
   variants: SerializedRows;
   /** The variants' keys, which the products upsert reads for the search documents. */
   variantKeys: VariantKeys;
@@ -51,6 +53,7 @@ function toWritable(from: number, to: number, items: ChunkItems, merged: MergedC
     from,
     to,
     products: serializeRows(merged.products),
+    externalIds: merged.products.map((product) => product.external_id),
     variants: serializeRows(merged.variants),
     variantKeys: variantKeys(merged.variants),
     upserted: merged.applied.length,
