@@ -95,12 +95,12 @@ export async function insertSerializedHistory(
 ): Promise<void> {
   if (entries.count === 0) return;
   // The label is the batch's own (null for an API delete, or a batch without one), read here so
-  // that the batch row stays its one source. `::json` checks each diff is JSON, as the column did.
+  // that the batch row stays its one source. The diffs are stored as the text they are (migration 014).
   await tx.query(
     `INSERT INTO product_history (tenant_id, external_id, n, at, action, batch_id, item_index, label, diff)
      SELECT $1, x.external_id, ${NEXT_N('x.external_id')} + x.ordinal, date_trunc('milliseconds', now()),
             x.action, $2, x.item_index,
-            (SELECT b.label FROM batches b WHERE b.tenant_id = $1 AND b.id = $2::uuid), x.diff::json
+            (SELECT b.label FROM batches b WHERE b.tenant_id = $1 AND b.id = $2::uuid), x.diff
      FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], string_to_array($7, chr(30)))
        AS x(external_id, ordinal, action, item_index, diff)`,
     [
@@ -125,7 +125,7 @@ export async function listHistory(
 ): Promise<HistoryEntryRow[]> {
   return db.query<HistoryEntryRow>(
     `SELECT n::float8 AS n, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, action,
-            batch_id::text AS batch_id, item_index AS index, label, diff
+            batch_id::text AS batch_id, item_index AS index, label, diff::json AS diff
      FROM product_history
      WHERE tenant_id = $1 AND external_id = $2 AND ($3::bigint IS NULL OR n < $3)
      ORDER BY n DESC LIMIT $4`,
