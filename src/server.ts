@@ -173,15 +173,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
 
 /** The database of a service, its pool sized for the role. */
 function openServiceDatabase(config: Config, options: StartOptions, log: Logger): Promise<Database> {
-  const poolSize = config.worker.concurrency * 3 + 8;
+  const poolSize = config.worker.concurrency * 2 + 8;
   return openDatabase({
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
     dataDir: options.dataDir === undefined ? config.dataDir : options.dataDir,
     template: options.embeddedTemplate,
-    // Each batch slot holds a connection for its tenant lock, uses another for its writes, a third
-    // to read the stored rows a chunk changes beside its upsert (chunk-history.ts) and, on and off,
-    // one to prepare its next batch; the rest serve the API and the queue's polling.
+    // Each batch slot holds a connection for its tenant lock, uses another for its writes and, on
+    // and off, a third to prepare its next batch; the rest serve the API and the queue's polling.
     // With the worker in its own thread, each thread has a pool of this size.
     poolSize,
     // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a

@@ -8,32 +8,26 @@ import type { ChunkItems } from './batch-items.ts';
 /**
  * The product history of a chunk (CONTRACT §11.3), made in the transaction that writes the chunk,
  * in two steps so that the work of this process and the server's overlap (chunk-writer.ts): the
- * stored rows the chunk will change are read (`readChunkBase`) while the server runs the products
- * upsert, then the items are applied to them one by one with the merge that made the chunk's rows
- * (`historyEntries`), each change becoming an entry. One statement locks, one reads, one records;
- * nothing is read per item.
+ * stored rows the chunk will change are read first (`readChunkBase`), then, while the server runs
+ * the products upsert, the items are applied to them one by one with the merge that made the
+ * chunk's rows (`historyEntries`), each change becoming an entry. One statement locks, one reads,
+ * one records; nothing is read per item.
  */
 
 /**
- * The stored rows the chunk names, read once the transaction `tx` holds the row locks of the
- * chunk's stored products (`lockProducts`). From then on no other writer can change those products
- * or their variants (a delete takes its product's row first too) until `tx` ends, so a statement
- * that starts now sees them as `tx` will change them, and never sees `tx`'s own uncommitted writes.
- * On a server it therefore runs on a connection of its own, beside the products upsert that `tx`
- * runs meanwhile (docs/performance.md, history); the embedded database has one connection, so
- * there it is read in `tx`, before the upsert.
+ * The stored rows the chunk names, read in `tx` once it holds the row locks of the chunk's stored
+ * products (`lockProducts`): from then on no other writer can change those products or their
+ * variants (a delete takes its product's row first too), so the read's snapshot, taken after the
+ * locks, holds the rows as the chunk's write will find them.
  */
 export function readChunkBase(
-  db: Database,
   tx: Queryable,
+  kind: Database['kind'],
   tenantId: string,
   keys: CatalogKeys,
 ): Promise<CatalogRows> {
   if (keys.externalIds.length === 0) return Promise.resolve({ products: new Map(), variants: new Map() });
-  const reader =
-    db.kind === 'server'
-      ? db
-      : { kind: db.kind, query: <R>(text: string, params?: readonly unknown[]) => tx.query<R>(text, params) };
+  const reader = { kind, query: <R>(text: string, params?: readonly unknown[]) => tx.query<R>(text, params) };
   return findCatalogRows(reader, tenantId, keys);
 }
 

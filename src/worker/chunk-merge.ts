@@ -13,9 +13,9 @@ import type { ChunkItems } from './batch-items.ts';
 import { itemKeys } from '../validation/item-errors.ts';
 
 /**
- * The items of [from, to) merged and ready to write: the rows serialized, and what the run records
- * about them. It holds no parsed item or merged row, so a chunk prepared ahead of its turn keeps a
- * few strings alive, not the batch's objects, while the batch before it is written.
+ * The items of [from, to) merged and ready to write: the rows serialized, the items the merge
+ * applied, and what the run records about them. It holds no merged row, and of the batch's parsed
+ * items only its own (the batch's are let go once its last chunk is merged, `BatchItems.release`).
  */
 export interface WritableChunk {
   from: number;
@@ -29,8 +29,12 @@ export interface WritableChunk {
   upserted: number;
   /** The items rejected by the merge (`sku_conflict`), with their keys. */
   failures: ItemFailure[];
-  /** The items the merge applied (`ChunkItems`), serialized: the chunk's history is made from them as it is written. */
-  items: string;
+  /**
+   * The items the merge applied: the chunk's history is made from them as it is written. Kept as
+   * they are: serializing them here and parsing them there took 9 % of the worker's CPU time in the
+   * bench (docs/performance.md, history). Nothing changes them: the merge copies what it keeps.
+   */
+  items: ChunkItems;
 }
 
 /** The items the merge applied: those it rejected change nothing, so they make no history. */
@@ -40,13 +44,7 @@ const applied = (items: ChunkItems, merged: MergedChunk): ChunkItems => {
   return items.filter(({ index }) => kept.has(index));
 };
 
-/** `text` as one flat string (see `serializeRows`): only it stays alive, not the pieces it was joined from. */
-function flat(text: string): string {
-  text.charCodeAt(0);
-  return text;
-}
-
-/** The rows of a merge and its items, serialized, and the records of the items it rejected. */
+/** The rows of a merge serialized, the items it applied, and the records of the items it rejected. */
 function toWritable(from: number, to: number, items: ChunkItems, merged: MergedChunk): WritableChunk {
   const byIndex = merged.rejected.length > 0 ? new Map(items.map(({ index, item }) => [index, item])) : null;
   return {
@@ -57,7 +55,7 @@ function toWritable(from: number, to: number, items: ChunkItems, merged: MergedC
     variants: serializeRows(merged.variants),
     variantKeys: variantKeys(merged.variants),
     upserted: merged.applied.length,
-    items: flat(JSON.stringify(applied(items, merged))),
+    items: applied(items, merged),
     failures: merged.rejected.map(({ index, errors }) => ({
       index,
       ...itemKeys(byIndex?.get(index), errors),

@@ -13,7 +13,6 @@ import {
   type BatchKey,
 } from './batch-progress.repository.ts';
 import type { WritableChunk } from './chunk-merge.ts';
-import type { ChunkItems } from './batch-items.ts';
 import { historyEntries, readChunkBase } from './chunk-history.ts';
 
 /**
@@ -57,31 +56,26 @@ class SkuOwnedElsewhereError extends Error {
 export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
 
 /**
- * Locks the chunk's stored products, sends its products upsert, and makes and serializes the
- * chunk's history entries while the server runs it: the stored rows the chunk will change are read
- * meanwhile, on a server on a connection of their own (chunk-history.ts), and the items applied to
- * them. Null when an item uses a sku another product owns. A function of its own so that the parsed
- * items, the rows read and the entries' objects are not held while the chunk's other statements
- * run (the peak RSS did not move measurably for it, docs/performance.md; nothing needs them there).
+ * Locks the chunk's stored products and reads the rows it will change (chunk-history.ts), sends its
+ * products upsert, and while the server runs it makes and serializes the chunk's history entries;
+ * null when an item uses a sku another product owns. A function of its own so that the rows read
+ * and the entries' objects are not held while the chunk's other statements run (the peak RSS did
+ * not move measurably for it, docs/performance.md; nothing needs them there).
  */
 async function upsertProductsMakingHistory(
   tx: Queryable,
-  db: Database,
+  kind: Database['kind'],
   batch: BatchKey,
   chunk: WritableChunk,
 ): Promise<SerializedEntries | null> {
   await lockProducts(tx, batch.tenantId, chunk.externalIds);
   const keys = { externalIds: chunk.externalIds, skus: chunk.variantKeys.skus };
-  const reading = readChunkBase(db, tx, batch.tenantId, keys);
-  // The embedded database reads in `tx`: before the upsert changes the rows.
-  if (db.kind === 'embedded') await reading;
+  const base = await readChunkBase(tx, kind, batch.tenantId, keys);
   const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variantKeys);
-  // Observed at once: should the read or making the entries throw, the upsert's failure (a lost
-  // connection) must not become an unhandled rejection; it is still awaited below. Likewise the read's.
+  // Observed at once: should making the entries throw, the upsert's failure (a lost connection)
+  // must not become an unhandled rejection; it is still awaited below.
   productsWritten.catch(() => undefined);
-  reading.catch(() => undefined);
-  const items = JSON.parse(chunk.items) as ChunkItems;
-  const entries = historyEntries(await reading, items);
+  const entries = historyEntries(base, chunk.items);
   const serialized = entries === null ? null : serializeEntries(entries);
   await productsWritten;
   return serialized;
@@ -112,7 +106,7 @@ export async function writeChunk(
       const step = { upserted: chunk.upserted, failed: chunk.failures.length };
       const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
-      const entries = await upsertProductsMakingHistory(tx, db, batch, chunk);
+      const entries = await upsertProductsMakingHistory(tx, db.kind, batch, chunk);
       if (entries === null) throw new SkuOwnedElsewhereError();
       await insertSerializedHistory(tx, batch, entries);
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
