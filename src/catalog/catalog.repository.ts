@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { flatString } from '../runtime/flat-string.ts';
 import type { ProductRow, OwnedVariant, VariantRow } from './merge-items.ts';
 import type { ProductView } from './product-schema.ts';
 
@@ -74,11 +75,7 @@ export interface SerializedRows {
 
 /** Serializes rows for a statement, as one flat string. */
 export function serializeRows(rows: readonly ProductRow[] | readonly VariantRow[]): SerializedRows {
-  const json = JSON.stringify(rows);
-  // V8 returns the text as a rope of small young-generation pieces; reading a character joins them
-  // into one flat string now, so only that string stays alive while the rows wait to be written.
-  json.charCodeAt(0);
-  return { json, count: rows.length };
+  return { json: flatString(JSON.stringify(rows)), count: rows.length };
 }
 
 /**

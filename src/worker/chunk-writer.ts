@@ -68,7 +68,8 @@ async function upsertProductsMakingHistory(
   batch: BatchKey,
   chunk: WritableChunk,
 ): Promise<SerializedEntries | null> {
-  await lockProducts(tx, batch.tenantId, chunk.externalIds);
+  // A chunk whose items were all invalid names no product: nothing to lock or read.
+  if (chunk.externalIds.length > 0) await lockProducts(tx, batch.tenantId, chunk.externalIds);
   const keys = { externalIds: chunk.externalIds, skus: chunk.variantKeys.skus };
   const base = await readChunkBase(tx, kind, batch.tenantId, keys);
   const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variantKeys);
