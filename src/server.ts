@@ -183,6 +183,10 @@ function openServiceDatabase(config: Config, options: StartOptions, log: Logger)
     // and off, a third to prepare its next batch; the rest serve the API and the queue's polling.
     // With the worker in its own thread, each thread has a pool of this size.
     poolSize,
+    // A batch slot reads the rows its chunk will change beside the chunk's transaction
+    // (chunk-writer.ts): a connection per slot, up to 8, since a read takes a fraction of a chunk's
+    // time and a slot waiting for a reader waits on nothing that waits on it.
+    readerPoolSize: config.role === 'api' ? 0 : Math.min(config.worker.concurrency, 8),
     // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a
     // burst uses at start and keeps them; a worker opens its own as it needs them.
     keepOpen:

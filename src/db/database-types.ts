@@ -49,6 +49,15 @@ export interface Database extends Queryable {
     waitMs: number,
     fn: (lockLost: AbortSignal) => Promise<T>,
   ): Promise<{ value: T } | null>;
+  /**
+   * A server's reads made beside a transaction of this process, while that transaction holds its
+   * connection and waits for them (chunk-writer.ts): they run on a small pool of their own. Such a
+   * read takes no row lock and waits on none, only for a connection of its pool, which reads alone
+   * hold and hand back; from the main pool, a transaction waiting for a second connection while
+   * others like it held theirs would deadlock it. Absent on the embedded database, whose one
+   * connection runs every statement in turn.
+   */
+  readonly reader?: Queryable;
   /** The pool's connections now (a server's): open, idle among them, and queries waiting for one. */
   connections?(): PoolConnections;
   /** The embedded database's files as a tarball (a template for tests); absent on a server. */

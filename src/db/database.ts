@@ -10,6 +10,8 @@ export async function openDatabase(options: {
   databaseSchema?: string | undefined;
   dataDir: string | null;
   poolSize?: number;
+  /** On a server: connections for reads beside a transaction (`Database.reader`); none when unset. */
+  readerPoolSize?: number;
   /** On a server: connections opened at once and kept open (see {@link openServerDatabase}). */
   keepOpen?: number;
   /** On a server: told when kept connections that were lost cannot be opened again. */
@@ -19,6 +21,7 @@ export async function openDatabase(options: {
   if (options.databaseUrl) {
     return openServerDatabase(options.databaseUrl, {
       max: options.poolSize,
+      readers: options.readerPoolSize,
       keepOpen: options.keepOpen,
       onRefillError: options.onRefillError,
       schema: options.databaseSchema,

@@ -25,10 +25,13 @@ export async function openServerDatabase(
     max = 10,
     keepOpen = 0,
     idleMs = 10_000,
+    readers = 0,
     schema,
     onRefillError = () => undefined,
   }: {
     max?: number;
+    /** Connections of the pool for reads beside a transaction ({@link Database.reader}); none at 0. */
+    readers?: number;
     keepOpen?: number;
     idleMs?: number;
     schema?: string | undefined;
@@ -36,10 +39,8 @@ export async function openServerDatabase(
     onRefillError?: (error: Error) => void;
   } = {},
 ): Promise<Database> {
-  const pool = new pg.Pool({
+  const connection = {
     connectionString: url,
-    max,
-    min: Math.min(keepOpen, max),
     idleTimeoutMillis: idleMs,
     application_name: 'catalog-ingestion',
     // A peer that vanished (power loss, partition) must not keep its advisory locks for the OS's
@@ -47,9 +48,13 @@ export async function openServerDatabase(
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
+  };
+  const pool = new pg.Pool({ ...connection, max, min: Math.min(keepOpen, max) });
+  // Opened as reads need them, and closed when idle: an API process never opens one.
+  const readerPool = readers > 0 ? new pg.Pool({ ...connection, max: readers }) : null;
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  readerPool?.on('error', () => undefined);
   const local = createKeyedMutex();
 
   const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
@@ -69,6 +74,7 @@ export async function openServerDatabase(
   const refused = await fillPool(pool, kept);
   if (refused) {
     await pool.end().catch(() => undefined);
+    await readerPool?.end().catch(() => undefined);
     throw refused;
   }
   const refill = keepFilled(pool, kept, onRefillError);
@@ -76,6 +82,7 @@ export async function openServerDatabase(
   return {
     kind: 'server',
     ...wrap(pool),
+    ...(readerPool ? { reader: wrap(readerPool) } : {}),
     connections: () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const lease = await checkOut(pool);
@@ -126,7 +133,7 @@ export async function openServerDatabase(
     },
     async close() {
       refill.stop();
-      await pool.end();
+      await Promise.all([pool.end(), readerPool?.end()]);
     },
   };
 }

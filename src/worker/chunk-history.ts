@@ -15,19 +15,20 @@ import type { ChunkItems } from './batch-items.ts';
  */
 
 /**
- * The stored rows the chunk names, read in `tx` once it holds the row locks of the chunk's stored
- * products (`lockProducts`): from then on no other writer can change those products or their
+ * The stored rows the chunk names, read once the chunk's transaction holds the row locks of its
+ * stored products (`lockProducts`): from then on no other writer can change those products or their
  * variants (a delete takes its product's row first too), so the read's snapshot, taken after the
- * locks, holds the rows as the chunk's write will find them.
+ * locks, holds the rows as the chunk's write will find them. `db` is that transaction, or a
+ * connection beside it (`Database.reader`), which cannot see the transaction's own writes.
  */
 export function readChunkBase(
-  tx: Queryable,
+  db: Queryable,
   kind: Database['kind'],
   tenantId: string,
   keys: CatalogKeys,
 ): Promise<CatalogRows> {
   if (keys.externalIds.length === 0) return Promise.resolve({ products: new Map(), variants: new Map() });
-  const reader = { kind, query: <R>(text: string, params?: readonly unknown[]) => tx.query<R>(text, params) };
+  const reader = { kind, query: <R>(text: string, params?: readonly unknown[]) => db.query<R>(text, params) };
   return findCatalogRows(reader, tenantId, keys);
 }
 

@@ -56,27 +56,31 @@ class SkuOwnedElsewhereError extends Error {
 export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
 
 /**
- * Locks the chunk's stored products and reads the rows it will change (chunk-history.ts), sends its
- * products upsert, and while the server runs it makes and serializes the chunk's history entries;
- * null when an item uses a sku another product owns. A function of its own so that the rows read
- * and the entries' objects are not held while the chunk's other statements run (the peak RSS did
- * not move measurably for it, docs/performance.md; nothing needs them there).
+ * Locks the chunk's stored products, reads the rows it will change (chunk-history.ts) and sends its
+ * products upsert; from those rows it makes and serializes the chunk's history entries while the
+ * server runs the upsert. Null when an item uses a sku another product owns. On a server the read
+ * runs beside the upsert, on a connection of the database's reader pool: once the locks are held
+ * nothing can change those rows, and that connection cannot see the upsert's uncommitted writes,
+ * so it reads the rows as they were before the chunk whichever statement runs first. On the
+ * embedded database the read runs in the transaction, before the upsert. A function of its own so
+ * that the rows read and the entries' objects are not held while the chunk's other statements run.
  */
 async function upsertProductsMakingHistory(
   tx: Queryable,
-  kind: Database['kind'],
+  db: Database,
   batch: BatchKey,
   chunk: WritableChunk,
 ): Promise<SerializedEntries | null> {
   // A chunk whose items were all invalid names no product: nothing to lock or read.
   if (chunk.externalIds.length > 0) await lockProducts(tx, batch.tenantId, chunk.externalIds);
   const keys = { externalIds: chunk.externalIds, skus: chunk.variantKeys.skus };
-  const base = await readChunkBase(tx, kind, batch.tenantId, keys);
+  const reading = readChunkBase(db.reader ?? tx, db.kind, batch.tenantId, keys);
+  if (!db.reader) await reading;
   const productsWritten = upsertProducts(tx, batch.tenantId, chunk.products, chunk.variantKeys);
-  // Observed at once: should making the entries throw, the upsert's failure (a lost connection)
-  // must not become an unhandled rejection; it is still awaited below.
+  // Observed at once: should the read or making the entries throw, the upsert's failure (a lost
+  // connection) must not become an unhandled rejection; it is still awaited below.
   productsWritten.catch(() => undefined);
-  const entries = historyEntries(base, chunk.items);
+  const entries = historyEntries(await reading, chunk.items);
   const serialized = entries === null ? null : serializeEntries(entries);
   await productsWritten;
   return serialized;
@@ -86,7 +90,7 @@ async function upsertProductsMakingHistory(
  * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, the stored
  * rows the upserts will change (chunk-history.ts), one upsert per table, the products' history,
  * the merge's rejections. The history's entries are made here while the server runs the products
- * upsert: on a server the two overlap (docs/performance.md). `merged` is the chunk, or its merge to make in the same
+ * upsert, and on a server read beside it (docs/performance.md). `merged` is the chunk, or its merge to make in the same
  * transaction when the merge reads stored rows, so that nothing changes them in between.
  * `onWriting` is called once the variants statement is on its way (the worker prepares the next
  * batch then). A lost connection or a server restart is thrown: it is the job's to retry; only a
@@ -107,7 +111,7 @@ export async function writeChunk(
       const step = { upserted: chunk.upserted, failed: chunk.failures.length };
       const fence = await advanceBatch(tx, { ...batch, fromIndex: chunk.from, toIndex: chunk.to, ...step });
       if (!fence) return null;
-      const entries = await upsertProductsMakingHistory(tx, db.kind, batch, chunk);
+      const entries = await upsertProductsMakingHistory(tx, db, batch, chunk);
       if (entries === null) throw new SkuOwnedElsewhereError();
       await insertSerializedHistory(tx, batch, entries);
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);

@@ -297,6 +297,29 @@ void describe('the server connection pool', { skip }, () => {
       await db.close();
     }
   });
+
+  test('reads beside a transaction that holds the pool: on a reader of their own, without its writes', async () => {
+    const table = `reader_probe_${randomBytes(6).toString('hex')}`;
+    const db = await openServerDatabase(serverUrl!, { max: 1, readers: 1 });
+    const plain = await openServerDatabase(serverUrl!, { max: 1 });
+    try {
+      assert.equal(plain.reader, undefined);
+      await db.exec(
+        `CREATE TABLE ${table} (k int PRIMARY KEY, v text); INSERT INTO ${table} VALUES (1, 'before')`,
+      );
+      const seen = await db.transaction(async (tx) => {
+        await tx.query(`SELECT 1 FROM ${table} WHERE k = 1 FOR UPDATE`);
+        await tx.query(`UPDATE ${table} SET v = 'after' WHERE k = 1`);
+        // The pool's one connection is this transaction's: only the reader can answer now.
+        return db.reader!.query<{ v: string }>(`SELECT v FROM ${table} WHERE k = 1`);
+      });
+      assert.deepEqual(seen, [{ v: 'before' }]);
+      assert.deepEqual(await db.reader!.query(`SELECT v FROM ${table}`), [{ v: 'after' }]);
+    } finally {
+      await db.exec(`DROP TABLE IF EXISTS ${table}`);
+      await Promise.all([db.close(), plain.close()]);
+    }
+  });
 });
 
 void test('a pool that cannot open its kept connections refuses to open', async () => {

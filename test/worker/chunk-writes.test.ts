@@ -462,3 +462,65 @@ void describe('the rare path against a concurrent delete', () => {
     },
   );
 });
+
+void describe('the history read against a concurrent delete', () => {
+  void test(
+    'a chunk reads the rows its history compares under its products’ locks: after a delete commits, its entry is a create',
+    { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+    async () => {
+      const db = svc.service.db;
+      // On a server the read runs beside the chunk's transaction, on the reader pool.
+      assert.notEqual(db.reader, undefined);
+      const tenant = svc.tenant('history-delete');
+      const token = await svc.token(tenant);
+      const sku = `sku-${randomUUID()}`;
+      const stored = product({ variants: [variant({ sku, price: 100 })] });
+      assert.equal((await svc.waitForTerminal(token, await svc.submit(token, [stored]))).status, 'completed');
+
+      // A delete of the product, holding its row until the test lets it commit.
+      let commitDelete!: () => void;
+      const deleting = db.transaction(async (tx) => {
+        await tx.query('DELETE FROM products WHERE tenant_id = $1 AND external_id = $2', [
+          tenant,
+          stored.external_id,
+        ]);
+        await new Promise<void>((resolve) => (commitDelete = resolve));
+      });
+      const batchId = await storeBatch(tenant, [{ ...stored, variants: [variant({ sku, price: 90 })] }]);
+      const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
+
+      // The chunk waits for the delete (on its products' lock); its read comes after that lock.
+      assert.equal(await statementWaitsForLock(db, '%products%'), true);
+      commitDelete();
+      await deleting;
+      await processing;
+
+      // Had the read seen the deleted row, the entry would be an update of the price, 100 → 90.
+      const res = await svc.request({
+        method: 'GET',
+        url: `/products/${stored.external_id as string}/history`,
+        token,
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const entries = res.json<{ data: Array<{ action: string; index: number | null; diff: unknown[] }> }>()
+        .data;
+      assert.deepEqual(
+        entries.map((entry) => [entry.action, entry.index, entry.diff.length]),
+        [
+          ['create', 0, 1],
+          ['create', 0, 1],
+        ],
+      );
+      const [recreated] = entries[0]!.diff as Array<{
+        path: string;
+        op: string;
+        to: { variants: Array<{ price: number }> };
+      }>;
+      assert.deepEqual(
+        [recreated!.path, recreated!.op, recreated!.to.variants.map((v) => v.price)],
+        ['', 'add', [90]],
+      );
+      await assertBatchCounters(svc, token, batchId, 'completed', [1, 1, 0, 1, 0]);
+    },
+  );
+});
