@@ -410,6 +410,25 @@ void describe('a chunk whose write fails', () => {
   });
 });
 
+/**
+ * A delete of a stored product, holding its row until `commit` lets it commit (and waits for that):
+ * how a test puts a concurrent delete in a chunk's way.
+ */
+function heldDelete(db: Database, tenantId: string, externalId: string): { commit(): Promise<void> } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const deleting = db.transaction(async (tx) => {
+    await tx.query('DELETE FROM products WHERE tenant_id = $1 AND external_id = $2', [tenantId, externalId]);
+    await released;
+  });
+  return {
+    commit() {
+      release();
+      return deleting;
+    },
+  };
+}
+
 void describe('the rare path against a concurrent delete', () => {
   void test(
     'a chunk merged again against the catalog reads it under its products’ locks: a delete in between brings no image back',
@@ -424,15 +443,7 @@ void describe('the rare path against a concurrent delete', () => {
       const stored = product({ variants: [variant({ sku, images: [old] })] });
       assert.equal((await svc.waitForTerminal(token, await svc.submit(token, [stored]))).status, 'completed');
 
-      // A delete of the product, holding its rows until the test lets it commit.
-      let commitDelete!: () => void;
-      const deleting = db.transaction(async (tx) => {
-        await tx.query('DELETE FROM products WHERE tenant_id = $1 AND external_id = $2', [
-          tenant,
-          stored.external_id,
-        ]);
-        await new Promise<void>((resolve) => (commitDelete = resolve));
-      });
+      const deleting = heldDelete(db, tenant, stored.external_id as string);
       // The product again with a new image, and a thief of its sku after it in the same chunk: the
       // chunk's merge rejects the thief, so the chunk takes the rare path and reads the catalog.
       const again = { ...stored, variants: [variant({ sku, images: [fresh] })] };
@@ -441,8 +452,7 @@ void describe('the rare path against a concurrent delete', () => {
 
       // The run now waits for a lock the delete holds (before or after it read the catalog).
       await statementWaitsForLock(db, '%products%');
-      commitDelete();
-      await deleting;
+      await deleting.commit();
       await processing;
 
       // Had it read before the delete committed, the old image would be back beside the new one.
@@ -477,22 +487,13 @@ void describe('the history read against a concurrent delete', () => {
       const stored = product({ variants: [variant({ sku, price: 100 })] });
       assert.equal((await svc.waitForTerminal(token, await svc.submit(token, [stored]))).status, 'completed');
 
-      // A delete of the product, holding its row until the test lets it commit.
-      let commitDelete!: () => void;
-      const deleting = db.transaction(async (tx) => {
-        await tx.query('DELETE FROM products WHERE tenant_id = $1 AND external_id = $2', [
-          tenant,
-          stored.external_id,
-        ]);
-        await new Promise<void>((resolve) => (commitDelete = resolve));
-      });
+      const deleting = heldDelete(db, tenant, stored.external_id as string);
       const batchId = await storeBatch(tenant, [{ ...stored, variants: [variant({ sku, price: 90 })] }]);
       const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
 
       // The chunk waits for the delete (on its products' lock); its read comes after that lock.
       assert.equal(await statementWaitsForLock(db, '%products%'), true);
-      commitDelete();
-      await deleting;
+      await deleting.commit();
       await processing;
 
       // Had the read seen the deleted row, the entry would be an update of the price, 100 → 90.
