@@ -80,7 +80,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const keys = config.role === 'worker' ? null : await loadVerificationKeys(config, logKeySetEvents(log));
   const db = await openServiceDatabase(config, options, log);
   const metrics = createMetrics({ defaults: listening });
-  metrics.observePool(config.role, () => db.connections?.());
+  metrics.observePool(
+    config.role,
+    () => db.connections?.(),
+    () => db.readerConnections?.(),
+  );
   const httpLogger = listening ? { level: config.logLevel } : false;
   const databaseCheck: ReadinessCheck = {
     name: 'database',

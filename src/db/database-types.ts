@@ -60,6 +60,8 @@ export interface Database extends Queryable {
   readonly reader?: Queryable;
   /** The pool's connections now (a server's): open, idle among them, and queries waiting for one. */
   connections?(): PoolConnections;
+  /** The same of the reader pool, where there is one ({@link Database.reader}). */
+  readerConnections?(): PoolConnections;
   /** The embedded database's files as a tarball (a template for tests); absent on a server. */
   dump?(): Promise<Blob>;
   close(): Promise<void>;

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable } from './database-types.ts';
+import type { Database, PoolConnections, Queryable } from './database-types.ts';
 import { createKeyedMutex } from './keyed-mutex.ts';
 
 /** A PostgreSQL server through `pg`: a pool kept warm, and advisory locks shared by every process. */
@@ -82,8 +82,8 @@ export async function openServerDatabase(
   return {
     kind: 'server',
     ...wrap(pool),
-    ...(readerPool ? { reader: wrap(readerPool) } : {}),
-    connections: () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ...(readerPool ? { reader: wrap(readerPool), readerConnections: () => connectionsOf(readerPool) } : {}),
+    connections: () => connectionsOf(pool),
     async transaction(fn) {
       const lease = await checkOut(pool);
       const { client } = lease;
@@ -136,6 +136,11 @@ export async function openServerDatabase(
       await Promise.all([pool.end(), readerPool?.end()]);
     },
   };
+}
+
+/** A pool's connections now: open, idle among them, and queries waiting for one. */
+function connectionsOf(pool: pg.Pool): PoolConnections {
+  return { open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }
 
 /** A connection taken from the pool, until {@link Lease.release} hands it back. */

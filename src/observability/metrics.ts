@@ -31,13 +31,51 @@ export interface Metrics {
   instrument(app: FastifyInstance): void;
   /**
    * Shows the database pool's connections, read from `read` at each scrape, labelled with the
-   * `role` of the thread that owns the pool (with a worker thread, `all` is the API thread's).
+   * `role` of the thread that owns the pool (with a worker thread, `all` is the API thread's), and
+   * those of its reader pool (`Database.reader`) from `readReader`.
    */
-  observePool(role: string, read: () => PoolConnections | undefined): void;
+  observePool(role: string, read: PoolReader, readReader?: PoolReader): void;
   /** Adds metrics kept elsewhere (the worker thread's) to what {@link Metrics.render} shows. */
   addSource(source: () => Promise<MetricsSnapshot | null>): void;
   /** The Prometheus text of this registry and every source, same-named series summed. */
   render(): Promise<string>;
+}
+
+/** Reads a connection pool's state at a scrape; undefined when there is no such pool. */
+type PoolReader = () => PoolConnections | undefined;
+
+/**
+ * The gauges of one connection pool, read at each scrape: `<prefix>_connections{role,state}` (idle or
+ * busy) and `<prefix>_waiting_queries{role}`. No samples while `read` finds no pool.
+ */
+function poolGauges(
+  registry: Registry,
+  prefix: string,
+  noun: string,
+  read: () => { role: string; now: PoolConnections | undefined } | null,
+): void {
+  new Gauge({
+    name: `${prefix}_connections`,
+    help: `Open ${noun}s, by the role of the thread that owns the pool and by state`,
+    labelNames: ['role', 'state'] as const,
+    registers: [registry],
+    collect() {
+      const pool = read();
+      if (!pool?.now) return;
+      this.set({ role: pool.role, state: 'idle' }, pool.now.idle);
+      this.set({ role: pool.role, state: 'busy' }, pool.now.open - pool.now.idle);
+    },
+  });
+  new Gauge({
+    name: `${prefix}_waiting_queries`,
+    help: `Queries waiting for a free ${noun}, by the role of the thread that owns the pool`,
+    labelNames: ['role'] as const,
+    registers: [registry],
+    collect() {
+      const pool = read();
+      if (pool?.now) this.set({ role: pool.role }, pool.now.waiting);
+    },
+  });
 }
 
 /** A counter in `registry` with the one label every service counter is split by. */
@@ -57,29 +95,14 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
     registers: [registry],
   });
   const sources: Array<() => Promise<MetricsSnapshot | null>> = [];
-  let pool: { role: string; read: () => PoolConnections | undefined } | null = null;
-  new Gauge({
-    name: 'db_pool_connections',
-    help: 'Database connections open, by the role of the thread that owns the pool and by state',
-    labelNames: ['role', 'state'] as const,
-    registers: [registry],
-    collect() {
-      const now = pool?.read();
-      if (!pool || !now) return;
-      this.set({ role: pool.role, state: 'idle' }, now.idle);
-      this.set({ role: pool.role, state: 'busy' }, now.open - now.idle);
-    },
-  });
-  new Gauge({
-    name: 'db_pool_waiting_queries',
-    help: 'Queries waiting for a free database connection, by the role of the thread that owns the pool',
-    labelNames: ['role'] as const,
-    registers: [registry],
-    collect() {
-      const now = pool?.read();
-      if (pool && now) this.set({ role: pool.role }, now.waiting);
-    },
-  });
+  let pool: { role: string; read: () => PoolConnections | undefined; readReader?: PoolReader } | null = null;
+  poolGauges(registry, 'db_pool', 'database connection', () =>
+    pool ? { role: pool.role, now: pool.read() } : null,
+  );
+  // Reads beside a chunk's transaction (Database.reader), on a pool of their own.
+  poolGauges(registry, 'db_reader_pool', 'reader connection', () =>
+    pool?.readReader ? { role: pool.role, now: pool.readReader() } : null,
+  );
   return {
     registry,
     itemsSettled: countBy(
@@ -135,8 +158,8 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
         );
       });
     },
-    observePool(role, read) {
-      pool = { role, read };
+    observePool(role, read, readReader) {
+      pool = { role, read, readReader };
     },
     addSource(source) {
       sources.push(source);

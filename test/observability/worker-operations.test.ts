@@ -134,7 +134,11 @@ void describe('a ROLE=worker process', () => {
     assert.match(text, /^# HELP db_pool_connections /m);
     assert.match(text, /^# HELP process_cpu_user_seconds_total /m);
     assert.equal(Number(healthCount.exec(text)?.[1]), probesBefore + 1);
-    if (serverUrl) assert.match(text, /^db_pool_connections\{role="worker",state="idle"\} \d+$/m);
+    if (serverUrl) {
+      assert.match(text, /^db_pool_connections\{role="worker",state="idle"\} \d+$/m);
+      // The worker read its chunk's stored rows on its reader pool, which keeps the connection idle.
+      assert.match(text, /^db_reader_pool_connections\{role="worker",state="idle"\} [1-9]\d*$/m);
+    }
   });
 
   void test('/readyz answers 503 naming the queue once the queue has stopped', async () => {
