@@ -189,7 +189,7 @@ function openServiceDatabase(config: Config, options: StartOptions, log: Logger)
     poolSize,
     // A batch slot reads the rows its chunk will change beside the chunk's transaction
     // (chunk-writer.ts): a connection per slot, up to 8, since a read takes a fraction of a chunk's
-    // time and a slot waiting for a reader waits on nothing that waits on it.
+    // time and a slot waiting for a reader waits only for another slot's read to end.
     readerPoolSize: config.role === 'api' ? 0 : Math.min(config.worker.concurrency, 8),
     // Requests come in bursts (a client's 50 pollers at once): an API opens the connections such a
     // burst uses at start and keeps them; a worker opens its own as it needs them.

@@ -52,10 +52,12 @@ export interface Database extends Queryable {
   /**
    * A server's reads made beside a transaction of this process, while that transaction holds its
    * connection and waits for them (chunk-writer.ts): they run on a small pool of their own. Such a
-   * read takes no row lock and waits on none, only for a connection of its pool, which reads alone
-   * hold and hand back; from the main pool, a transaction waiting for a second connection while
-   * others like it held theirs would deadlock it. Absent on the embedded database, whose one
-   * connection runs every statement in turn.
+   * read takes no row lock, so from the main pool only the wait for a second connection could hold
+   * it up, and transactions each holding one while waiting for another would deadlock the pool; a
+   * reader connection is held by reads alone. What a read can still wait for is a table lock queued
+   * before it (an `ALTER TABLE` waiting for the very transaction that waits for the read, a cycle
+   * PostgreSQL cannot see): it gives up after `READER_LOCK_TIMEOUT_MS`, and the job is retried.
+   * Absent on the embedded database, whose one connection runs every statement in turn.
    */
   readonly reader?: Queryable;
   /** The pool's connections now (a server's): open, idle among them, and queries waiting for one. */

@@ -5,6 +5,8 @@ import { createKeyedMutex } from './keyed-mutex.ts';
 /** A PostgreSQL server through `pg`: a pool kept warm, and advisory locks shared by every process. */
 
 const LOCK_POLL_MS = 100;
+/** How long a read beside a transaction waits for a table lock before it gives up. */
+export const READER_LOCK_TIMEOUT_MS = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Timestamps and bigints come back as strings from both drivers' raw values in a few places; the
@@ -50,8 +52,19 @@ export async function openServerDatabase(
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   };
   const pool = new pg.Pool({ ...connection, max, min: Math.min(keepOpen, max) });
-  // Opened as reads need them, and closed when idle: an API process never opens one.
-  const readerPool = readers > 0 ? new pg.Pool({ ...connection, max: readers }) : null;
+  // Opened as reads need them, and closed when idle: an API process never opens one. A read queued
+  // behind a table lock gives up (55P03, which the job retries): the lock may itself be waiting for
+  // the transaction that waits for this read, a cycle PostgreSQL cannot see (Database.reader).
+  const readerPool =
+    readers > 0
+      ? new pg.Pool({
+          ...connection,
+          max: readers,
+          options: [connection.options, `-c lock_timeout=${READER_LOCK_TIMEOUT_MS}`]
+            .filter(Boolean)
+            .join(' '),
+        })
+      : null;
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   readerPool?.on('error', () => undefined);
@@ -133,7 +146,10 @@ export async function openServerDatabase(
     },
     async close() {
       refill.stop();
-      await Promise.all([pool.end(), readerPool?.end()]);
+      // The main pool first: a transaction still running may wait for a reader, which an ended
+      // reader pool would never hand it (pg-pool leaves such a wait pending).
+      await pool.end();
+      await readerPool?.end();
     },
   };
 }

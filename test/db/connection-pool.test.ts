@@ -4,11 +4,20 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import type { Database } from '../../src/db/database.ts';
-import { openServerDatabase } from '../../src/db/server-database.ts';
+import { openServerDatabase, READER_LOCK_TIMEOUT_MS } from '../../src/db/server-database.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 const skip = serverUrl ? false : NEEDS_SERVER;
+
+/** `promise`, or a rejection once `seconds` pass: a test that would hang fails instead. */
+function withinSeconds<T>(seconds: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${seconds} s`)), seconds * 1000);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
 
 /** Polls `read` until it returns `expected` or `ms` pass; returns the last value read. */
 async function eventually<T>(read: () => T, expected: T, ms: number): Promise<T> {
@@ -308,16 +317,39 @@ void describe('the server connection pool', { skip }, () => {
         `CREATE TABLE ${table} (k int PRIMARY KEY, v text); INSERT INTO ${table} VALUES (1, 'before')`,
       );
       const seen = await db.transaction(async (tx) => {
-        await tx.query(`SELECT 1 FROM ${table} WHERE k = 1 FOR UPDATE`);
         await tx.query(`UPDATE ${table} SET v = 'after' WHERE k = 1`);
-        // The pool's one connection is this transaction's: only the reader can answer now.
-        return db.reader!.query<{ v: string }>(`SELECT v FROM ${table} WHERE k = 1`);
+        // The pool's one connection is this transaction's: only a reader of its own can answer.
+        return withinSeconds(5, db.reader!.query<{ v: string }>(`SELECT v FROM ${table} WHERE k = 1`));
       });
       assert.deepEqual(seen, [{ v: 'before' }]);
       assert.deepEqual(await db.reader!.query(`SELECT v FROM ${table}`), [{ v: 'after' }]);
+      assert.deepEqual(db.readerConnections?.(), { open: 1, idle: 1, waiting: 0 });
     } finally {
       await db.exec(`DROP TABLE IF EXISTS ${table}`);
       await Promise.all([db.close(), plain.close()]);
+    }
+  });
+
+  test('a read queued behind a table lock gives up after the reader’s lock timeout, with 55P03', async () => {
+    const table = `reader_lock_${randomBytes(6).toString('hex')}`;
+    const db = await openServerDatabase(serverUrl!, { max: 1, readers: 1 });
+    try {
+      await db.exec(`CREATE TABLE ${table} (k int)`);
+      const started = Date.now();
+      const refused = await db.transaction(async (tx) => {
+        // What an ALTER TABLE of a migration takes, held while the read waits.
+        await tx.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+        return withinSeconds(10, db.reader!.query(`SELECT k FROM ${table}`)).then(
+          () => null,
+          (error: { code?: string }) => error.code,
+        );
+      });
+      assert.equal(refused, '55P03');
+      assert.ok(Date.now() - started >= READER_LOCK_TIMEOUT_MS, 'gave up before its lock timeout');
+      assert.deepEqual(await db.reader!.query(`SELECT k FROM ${table}`), []);
+    } finally {
+      await db.exec(`DROP TABLE IF EXISTS ${table}`);
+      await db.close();
     }
   });
 });

@@ -14,7 +14,7 @@ import {
 import type { Database, Queryable } from '../../src/db/database.ts';
 import type { BatchProcessor } from '../../src/worker/batch-processor.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
-import { statementWaitsForLock } from '../helpers/lock-waits.ts';
+import { sessionWaitsOn } from '../helpers/lock-waits.ts';
 
 /**
  * How a batch's chunks reach the catalog (src/worker/batch-processor.ts, chunk-merge.ts,
@@ -412,16 +412,30 @@ void describe('a chunk whose write fails', () => {
 
 /**
  * A delete of a stored product, holding its row until `commit` lets it commit (and waits for that):
- * how a test puts a concurrent delete in a chunk's way.
+ * how a test puts a concurrent delete in a chunk's way. `blocksAnother` resolves once a statement of
+ * another session waits for the delete's locks (false after 10 s).
  */
-function heldDelete(db: Database, tenantId: string, externalId: string): { commit(): Promise<void> } {
+function heldDelete(
+  db: Database,
+  tenantId: string,
+  externalId: string,
+): { blocksAnother(): Promise<boolean>; commit(): Promise<void> } {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
+  let deleted!: (pid: number) => void;
+  const backend = new Promise<number>((resolve) => (deleted = resolve));
   const deleting = db.transaction(async (tx) => {
-    await tx.query('DELETE FROM products WHERE tenant_id = $1 AND external_id = $2', [tenantId, externalId]);
+    const [own] = await tx.query<{ pid: number }>(
+      'DELETE FROM products WHERE tenant_id = $1 AND external_id = $2 RETURNING pg_backend_pid() AS pid',
+      [tenantId, externalId],
+    );
+    deleted(own!.pid);
     await released;
   });
   return {
+    async blocksAnother() {
+      return sessionWaitsOn(db, await backend);
+    },
     commit() {
       release();
       return deleting;
@@ -451,7 +465,7 @@ void describe('the rare path against a concurrent delete', () => {
       const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
 
       // The run now waits for a lock the delete holds (before or after it read the catalog).
-      await statementWaitsForLock(db, '%products%');
+      assert.equal(await deleting.blocksAnother(), true);
       await deleting.commit();
       await processing;
 
@@ -479,8 +493,19 @@ void describe('the history read against a concurrent delete', () => {
     { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
     async () => {
       const db = svc.service.db;
-      // On a server the read runs beside the chunk's transaction, on the reader pool.
-      assert.notEqual(db.reader, undefined);
+      // On a server the read runs beside the chunk's transaction, on the reader pool: counted here.
+      const reader = db.reader!;
+      let reads = 0;
+      const counted: Database = {
+        ...db,
+        reader: {
+          ...reader,
+          query<R>(text: string, params?: readonly unknown[]) {
+            reads++;
+            return reader.query<R>(text, params);
+          },
+        },
+      };
       const tenant = svc.tenant('history-delete');
       const token = await svc.token(tenant);
       const sku = `sku-${randomUUID()}`;
@@ -489,12 +514,13 @@ void describe('the history read against a concurrent delete', () => {
 
       const deleting = heldDelete(db, tenant, stored.external_id as string);
       const batchId = await storeBatch(tenant, [{ ...stored, variants: [variant({ sku, price: 90 })] }]);
-      const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
+      const processing = processorOn(counted, 10).processBatch(tenant, batchId, new AbortController().signal);
 
       // The chunk waits for the delete (on its products' lock); its read comes after that lock.
-      assert.equal(await statementWaitsForLock(db, '%products%'), true);
+      assert.equal(await deleting.blocksAnother(), true);
       await deleting.commit();
       await processing;
+      assert.equal(reads, 1);
 
       // Had the read seen the deleted row, the entry would be an update of the price, 100 → 90.
       const res = await svc.request({
