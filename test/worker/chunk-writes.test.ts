@@ -487,25 +487,42 @@ void describe('the rare path against a concurrent delete', () => {
   );
 });
 
-void describe('the history read against a concurrent delete', () => {
+/**
+ * `db` whose reader (`Database.reader`, a server's) calls `beforeRead` before each of its queries: to
+ * count the reads made beside a chunk's transaction, or to make them fail.
+ */
+function withReader(db: Database, beforeRead: () => void): Database {
+  const reader = db.reader;
+  assert.ok(reader, 'a server database has a reader');
+  return {
+    ...db,
+    reader: {
+      ...reader,
+      async query<R>(text: string, params?: readonly unknown[]) {
+        beforeRead();
+        return reader.query<R>(text, params);
+      },
+    },
+  };
+}
+
+/** A product's history entries over HTTP, newest first (its first page). */
+async function historyOf(token: string, externalId: string): Promise<Array<Record<string, unknown>>> {
+  const res = await svc.request({ method: 'GET', url: `/products/${externalId}/history`, token });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json<{ data: Array<Record<string, unknown>> }>().data;
+}
+
+void describe('the history read beside a chunk’s transaction', () => {
+  const onServer = { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER };
+
   void test(
     'a chunk reads the rows its history compares under its products’ locks: after a delete commits, its entry is a create',
-    { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+    onServer,
     async () => {
       const db = svc.service.db;
-      // On a server the read runs beside the chunk's transaction, on the reader pool: counted here.
-      const reader = db.reader!;
       let reads = 0;
-      const counted: Database = {
-        ...db,
-        reader: {
-          ...reader,
-          query<R>(text: string, params?: readonly unknown[]) {
-            reads++;
-            return reader.query<R>(text, params);
-          },
-        },
-      };
+      const counted = withReader(db, () => reads++);
       const tenant = svc.tenant('history-delete');
       const token = await svc.token(tenant);
       const sku = `sku-${randomUUID()}`;
@@ -513,7 +530,8 @@ void describe('the history read against a concurrent delete', () => {
       assert.equal((await svc.waitForTerminal(token, await svc.submit(token, [stored]))).status, 'completed');
 
       const deleting = heldDelete(db, tenant, stored.external_id as string);
-      const batchId = await storeBatch(tenant, [{ ...stored, variants: [variant({ sku, price: 90 })] }]);
+      const again = { ...stored, variants: [variant({ sku, price: 90 })] };
+      const batchId = await storeBatch(tenant, [again]);
       const processing = processorOn(counted, 10).processBatch(tenant, batchId, new AbortController().signal);
 
       // The chunk waits for the delete (on its products' lock); its read comes after that lock.
@@ -523,29 +541,58 @@ void describe('the history read against a concurrent delete', () => {
       assert.equal(reads, 1);
 
       // Had the read seen the deleted row, the entry would be an update of the price, 100 → 90.
-      const res = await svc.request({
-        method: 'GET',
-        url: `/products/${stored.external_id as string}/history`,
-        token,
-      });
-      assert.equal(res.statusCode, 200, res.body);
-      const entries = res.json<{ data: Array<{ action: string; index: number | null; diff: unknown[] }> }>()
-        .data;
+      const entries = await historyOf(token, stored.external_id as string);
       assert.deepEqual(
-        entries.map((entry) => [entry.action, entry.index, entry.diff.length]),
-        [
-          ['create', 0, 1],
-          ['create', 0, 1],
-        ],
+        entries.map((entry) => entry.action),
+        ['create', 'create'],
       );
-      const [recreated] = entries[0]!.diff as Array<{
-        path: string;
-        op: string;
-        to: { variants: Array<{ price: number }> };
-      }>;
+      const { at, ...recreated } = entries[0]!;
+      assert.match(String(at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // §11.3: the whole product at path "", in the §9 shape; no `label`, as the batch has none.
+      assert.deepEqual(recreated, {
+        action: 'create',
+        batch_id: batchId,
+        index: 0,
+        diff: [{ path: '', op: 'add', to: again }],
+      });
+      await assertBatchCounters(svc, token, batchId, 'completed', [1, 1, 0, 1, 0]);
+    },
+  );
+
+  void test(
+    'a chunk whose read fails (a lock timeout) writes nothing: catalog and history as they were; run again, it records once',
+    onServer,
+    async () => {
+      const db = svc.service.db;
+      const tenant = svc.tenant('history-read-fails');
+      const token = await svc.token(tenant);
+      const sku = `sku-${randomUUID()}`;
+      const stored = product({ variants: [variant({ sku, price: 100 })] });
+      assert.equal((await svc.waitForTerminal(token, await svc.submit(token, [stored]))).status, 'completed');
+      const catalogBefore = await allProducts(svc, token);
+      const historyBefore = await historyOf(token, stored.external_id as string);
+
+      const batchId = await storeBatch(tenant, [{ ...stored, variants: [variant({ sku, price: 90 })] }]);
+      const timingOut = withReader(db, () => {
+        throw Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' });
+      });
+      // Not a data error: the run fails whole, for the queue to retry, and its transaction rolls back.
+      await assert.rejects(
+        processorOn(timingOut, 10).processBatch(tenant, batchId, new AbortController().signal),
+        { code: '55P03' },
+      );
+      assert.deepEqual(await allProducts(svc, token), catalogBefore);
+      assert.deepEqual(await historyOf(token, stored.external_id as string), historyBefore);
+      await assertBatchCounters(svc, token, batchId, 'processing', [1, 1, 0, 0, 0]);
+
+      await processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
+      const entries = await historyOf(token, stored.external_id as string);
       assert.deepEqual(
-        [recreated!.path, recreated!.op, recreated!.to.variants.map((v) => v.price)],
-        ['', 'add', [90]],
+        entries.map((entry) => [entry.action, entry.batch_id, entry.diff]),
+        [
+          ['update', batchId, [{ path: 'variants[0].price', op: 'change', sku, from: 100, to: 90 }]],
+          ...historyBefore.map((entry) => [entry.action, entry.batch_id, entry.diff]),
+        ],
       );
       await assertBatchCounters(svc, token, batchId, 'completed', [1, 1, 0, 1, 0]);
     },
