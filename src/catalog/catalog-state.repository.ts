@@ -156,3 +156,29 @@ export async function readAsJson(
     ),
   };
 }
+
+/**
+ * The skus every product among `externalIds` has now, by product: the preview compares the variants
+ * an item adds with them (`leadingZeroWarnings`). One probe of `variants_by_product` per product.
+ */
+export async function findProductSkus(
+  db: Pick<Database, 'query'>,
+  tenantId: string,
+  externalIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  const skus = new Map<string, string[]>();
+  if (externalIds.length === 0) return skus;
+  const rows = await db.query<{ external_id: string; sku: string }>(
+    `SELECT v.external_id, v.sku
+     FROM unnest($2::text[]) AS k(external_id)
+     JOIN variants v ON v.tenant_id = $1 AND v.external_id = k.external_id
+     ORDER BY v.external_id, v.seq`,
+    [tenantId, externalIds],
+  );
+  for (const { external_id, sku } of rows) {
+    const list = skus.get(external_id);
+    if (list === undefined) skus.set(external_id, [sku]);
+    else list.push(sku);
+  }
+  return skus;
+}

@@ -163,6 +163,13 @@ async function dryRun(
     `dry run, nothing stored: ${items(outcome.read)}: ${create} create, ${update} update, ${unchanged} unchanged, ` +
       `${invalid} invalid (per item in ${previewPath}), ${outcome.seconds.toFixed(1)} s\n`,
   );
+  const { count, shown } = outcome.warnings;
+  if (count > 0) {
+    const more = count > shown.length ? `, the first ${shown.length} here, all in ${previewPath}` : '';
+    process.stderr.write(
+      `${count} warning${count === 1 ? '' : 's'}${more}:\n${shown.map((line) => `  ${line}\n`).join('')}`,
+    );
+  }
   return invalid > 0 ? 2 : 0;
 }
 

@@ -38,8 +38,13 @@ export interface PreviewAnswer {
     /** The values of `changes` (CONTRACT §11.2); absent from a service older than it. */
     diff?: DiffElementText[];
     errors: FieldError[];
+    /** Present when an added variant's sku equals a stored one once leading zeros are dropped (docs/spreadsheets.md). */
+    warnings?: SkuWarningText[];
   }>;
 }
+
+/** A preview warning as the client uses it: an item error's shape, with the two skus. */
+export type SkuWarningText = FieldError & { sku: string; stored_sku: string };
 
 /**
  * The 202 of a submission; `replayed` when the service answered with `Idempotent-Replayed: true`

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
 import { batchesOf, envelope, type WellFormedItem } from './batches.ts';
-import type { IngestionClient, PreviewAnswer } from './ingestion-client.ts';
+import type { IngestionClient, PreviewAnswer, SkuWarningText } from './ingestion-client.ts';
 import { readItems, unsentErrors, type FileFormat, type SourceItem } from './json-stream.ts';
 import { placeErrors } from '../spreadsheets/sheet-items.ts';
 import type { FieldError } from './problem-answer.ts';
@@ -22,6 +22,8 @@ export interface PreviewLine {
   /** `diff` as a person reads it: `variants[0].price: 265 → 250`, `variants[1]: added`. */
   shown: string[];
   errors: FieldError[];
+  /** An added variant whose sku equals a stored one once leading zeros are dropped; the item is still valid. */
+  warnings?: SkuWarningText[];
 }
 
 /** A dry run (`--dry-run`): which file, where the per-item lines go, and how to ask. */
@@ -33,11 +35,28 @@ export interface PreviewRun {
   client: IngestionClient;
 }
 
-/** What a dry run found: the items read and how many of each action. */
+/** What a dry run found: the items read, how many of each action, and the warnings to show. */
 export interface PreviewOutcome {
   read: number;
   summary: Record<Action, number>;
+  /** How many warnings the items had, and the first few, as lines a person reads. */
+  warnings: { count: number; shown: string[] };
   seconds: number;
+}
+
+/** Warnings printed by the dry run; the preview file has them all. */
+const WARNINGS_SHOWN = 5;
+
+/** A warning as the dry run prints it: where it is (row and column of a spreadsheet, else the item) and what. */
+export function warningText(
+  position: number,
+  warning: SkuWarningText & { row?: number; column?: string | null },
+): string {
+  const where =
+    warning.row === undefined
+      ? `item ${position}, ${warning.field}`
+      : `row ${warning.row}, column "${warning.column ?? 'sku'}"`;
+  return `${where}: ${warning.message}`;
 }
 
 /**
@@ -50,10 +69,14 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
   const startedAt = performance.now();
   const summary: Record<Action, number> = { create: 0, update: 0, unchanged: 0, invalid: 0 };
   let read = 0;
+  const warnings: PreviewOutcome['warnings'] = { count: 0, shown: [] };
   const out = await fs.open(run.previewPath, 'w');
   const stream = out.createWriteStream();
   const write = async (line: PreviewLine) => {
     summary[line.action] += 1;
+    for (const warning of line.warnings ?? []) {
+      if (warnings.count++ < WARNINGS_SHOWN) warnings.shown.push(warningText(line.position, warning));
+    }
     if (!stream.write(`${JSON.stringify(line)}\n`)) await once(stream, 'drain');
   };
 
@@ -85,7 +108,7 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
   try {
     for await (const batch of batchesOf(wellFormed(), { size: run.batchSize })) {
       const answer = await run.client.preview(envelope(batch.texts));
-      for (const { index, external_id, action, changes, diff = [], errors } of answer.data) {
+      for (const { index, external_id, action, changes, diff = [], errors, warnings } of answer.data) {
         const position = batch.positions[index] ?? -1;
         const locate = places.get(position);
         places.delete(position);
@@ -97,6 +120,7 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
           diff,
           shown: diff.map(diffText),
           errors: locate === undefined ? errors : placeErrors(errors, locate),
+          ...(warnings && { warnings: locate === undefined ? warnings : placeErrors(warnings, locate) }),
         });
       }
     }
@@ -104,5 +128,5 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
     stream.end();
     await once(stream, 'close');
   }
-  return { read, summary, seconds: (performance.now() - startedAt) / 1000 };
+  return { read, summary, warnings, seconds: (performance.now() - startedAt) / 1000 };
 }

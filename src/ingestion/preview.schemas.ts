@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DiffElementSchema } from '../catalog/diff.schemas.ts';
+import { SkuWarningSchema } from '../catalog/sku-lookalikes.ts';
 import { FieldErrorSchema } from '../validation/item-errors.ts';
 import { StringEnum } from '../validation/string-enum.ts';
 
@@ -25,6 +26,12 @@ export const PreviewEntrySchema = Type.Object(
     errors: Type.Array(FieldErrorSchema, {
       description: 'What the batch’s errors page would list for this item; [] when valid',
     }),
+    warnings: Type.Optional(
+      Type.Array(SkuWarningSchema, {
+        description:
+          'Present only when there are some: an added variant whose sku equals a sku of the product once leading zeros are dropped. The item stays valid.',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'PreviewItem' },
 );

@@ -1,7 +1,8 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Database } from '../db/database.ts';
 import { applyItem } from '../catalog/catalog-replay.ts';
-import { findCatalogRows } from '../catalog/catalog-state.repository.ts';
+import { findCatalogRows, findProductSkus } from '../catalog/catalog-state.repository.ts';
+import { leadingZeroWarnings } from '../catalog/sku-lookalikes.ts';
 import { itemKeys } from '../validation/item-errors.ts';
 import { createItemValidator, type ItemValidator } from '../validation/item-validator.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';
@@ -57,12 +58,54 @@ export function createPreviewService(deps: {
         const { action, diff } = judged;
         return { index, external_id, action, changes: diff.map(({ path }) => path), diff, errors: [] };
       });
+      await addLeadingZeroWarnings(db, tenantId, data, verdicts);
       const summary = { create: 0, update: 0, unchanged: 0, invalid: 0 };
       for (const entry of data) summary[entry.action] += 1;
       return { received_count: items.length, summary, data };
     },
   };
 }
+
+/**
+ * Adds `warnings` to the entries of items that would add a variant beside a sku of the same product
+ * that differs only by leading zeros (docs/spreadsheets.md, "Leading zeros"). The product's skus are
+ * those stored now and those the body's earlier valid items give it, as processing would have them.
+ */
+async function addLeadingZeroWarnings(
+  db: Pick<Database, 'query'>,
+  tenantId: string,
+  data: PreviewEntry[],
+  verdicts: ReadonlyArray<ReturnType<ItemValidator>>,
+): Promise<void> {
+  const adding = data.filter((entry) => entry.action === 'create' || entry.diff.some(isAddedVariant));
+  if (adding.length === 0) return;
+  const externalIds = [...new Set(adding.map((entry) => entry.external_id as string))];
+  const skus = new Map(
+    [...(await findProductSkus(db, tenantId, externalIds))].map(([id, list]) => [id, new Set(list)]),
+  );
+  data.forEach((entry, index) => {
+    const verdict = verdicts[index];
+    if (entry.action === 'invalid' || !verdict?.ok) return;
+    const { external_id, variants } = verdict.item;
+    const productSkus = skus.get(external_id) ?? new Set<string>();
+    skus.set(external_id, productSkus);
+    const added =
+      entry.action === 'create'
+        ? variants.map(({ sku }, v) => ({ index: v, sku }))
+        : entry.diff
+            .filter(isAddedVariant)
+            .map(({ path, sku }) => ({ index: variantIndex(path), sku: sku! }));
+    const warnings = leadingZeroWarnings(added, productSkus);
+    if (warnings.length > 0) entry.warnings = warnings;
+    for (const { sku } of variants) productSkus.add(sku);
+  });
+}
+
+/** A diff element that adds a whole variant (`variants[1]`), not an image or a field of one. */
+const isAddedVariant = (element: PreviewEntry['diff'][number]) =>
+  element.op === 'add' && /^variants\[\d+\]$/.test(element.path);
+
+const variantIndex = (path: string) => Number(/\d+/.exec(path)![0]);
 
 /**
  * Every string external_id and sku of a body's items, each once, but those with a NUL: PostgreSQL's

@@ -328,4 +328,45 @@ void describe('npm run ingest with a spreadsheet', () => {
     );
     assert.deepEqual(await service.allProducts(tenant), []);
   });
+  void test('--dry-run warns of a sku whose leading zeros a spreadsheet program dropped, naming both and the row', async () => {
+    const tenant = `sheet-zeros-${randomUUID()}`;
+    const columns = ['external_id', 'name', 'style', 'type', 'sub_type', 'sku', 'variant_name', 'price'];
+    const csv = (sku: string) =>
+      [
+        columns.join(','),
+        rowOf(
+          { external_id: 'lamp', name: 'Lamp', ...PRODUCT, sku, variant_name: 'x', price: '5' },
+          columns,
+        ).join(','),
+      ].join('\n');
+    const original = path.join(service.dir, `${tenant}.csv`);
+    await fs.writeFile(original, csv('00102065'));
+    assert.equal((await run(original, tenant)).code, 0);
+    // The file as LibreOffice saves it when it read the sku column as numbers.
+    const edited = path.join(service.dir, `${tenant}-edited.csv`);
+    await fs.writeFile(edited, csv('102065'));
+    const result = await run(edited, tenant, ['--dry-run']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stderr,
+      /\n1 warning:\n {2}row 2, column "sku": sku "102065" would be added as a new variant, but the product has the sku "00102065", the same once leading zeros are dropped\./,
+    );
+    const [line] = (await fs.readFile(`${edited}.preview.jsonl`, 'utf8')).trim().split('\n');
+    const entry = JSON.parse(line ?? '{}') as { action: string; shown: string[]; warnings: unknown[] };
+    assert.equal(entry.action, 'update');
+    assert.deepEqual(entry.shown, ['variants[0]: added']);
+    assert.deepEqual(
+      (entry.warnings as Array<Record<string, unknown>>).map(({ message: _m, ...rest }) => rest),
+      [
+        {
+          field: 'variants[0].sku',
+          code: 'sku_leading_zeros',
+          sku: '102065',
+          stored_sku: '00102065',
+          row: 2,
+          column: 'sku',
+        },
+      ],
+    );
+  });
 });

@@ -11,6 +11,7 @@ import path from 'node:path';
 import ExcelJS from 'exceljs';
 import type { Page } from 'playwright-core';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
+import { ingest } from '../helpers/assertions.ts';
 import {
   assertAccessible,
   browserTest,
@@ -339,3 +340,33 @@ browserTest('100,000-row CSV and XLSX files are read without freezing the page',
   for (const [name, longest] of longests)
     assert.ok(longest < 200, `${name}: the page was blocked for ${longest.toFixed(0)} ms at once`);
 });
+
+browserTest(
+  'a CSV whose sku lost its leading zeros: the preview warns, naming both skus and the row',
+  async (t) => {
+    const tenant = world.api.tenant('csv-zeros');
+    const token = await world.api.token(tenant);
+    const stored = product({ external_id: 'sofa-z', variants: [variant({ sku: '00102065' })] });
+    assert.equal((await ingest(world.api, token, [stored])).status, 'completed');
+    const csv = [COLUMNS, sofaRow('sofa-z', '102065', '10')].map((row) => row.join(',')).join('\n');
+    const page = await world.open(token, '#/import');
+    await scenario(t, page, 'import-csv-leading-zeros', async () => {
+      await page
+        .getByLabel(PICK)
+        .setInputFiles({ name: 'edited.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      const totals = page.getByTestId('preview-totals');
+      await totals.waitFor();
+      assert.equal(
+        (await totals.innerText()).replace(/\s+/g, ' '),
+        'Create 0 Update 1 Unchanged 0 Invalid 0 Warnings 1',
+      );
+      assert.equal(
+        (await page.getByTestId('preview-warnings').innerText()).trim(),
+        'sku_leading_zeros variants[0].sku (row 2, column sku): sku "102065" would be added as a new variant, but ' +
+          'the product has the sku "00102065", the same once leading zeros are dropped. If a spreadsheet program ' +
+          'dropped them, set the sku column to text when opening the file (docs/spreadsheets.md, "Leading zeros").',
+      );
+      await assertAccessible(page, 'import preview with a warning');
+    });
+  },
+);

@@ -6,12 +6,12 @@ import type { SentItemErrors } from './sent-errors.ts';
 
 /** The import view's tables: the preview of a file, and the items the service refused after sending. */
 
-/** An item's errors: code, field, and for a spreadsheet the row and column of the field. */
-function errorList(errors: ItemError[]): Child {
+/** An item's errors (or warnings): code, field, and for a spreadsheet the row and column of the field. */
+function errorList(errors: ItemError[], kind: 'error' | 'warning' = 'error'): Child {
   if (errors.length === 0) return '—';
   return h(
     'ul',
-    { class: 'plain' },
+    { class: 'plain', 'data-testid': kind === 'warning' ? 'preview-warnings' : null },
     errors.map((error) =>
       h(
         'li',
@@ -37,6 +37,7 @@ export function previewTable(preview: FilePreview, source: ImportFile): HTMLElem
     ['Invalid', totals.invalid],
   ];
   if (!isSheet(source)) counts.push(['Not JSON', totals.not_json]);
+  if (preview.warnings > 0) counts.push(['Warnings', preview.warnings]);
   return h(
     'div',
     {},
@@ -47,7 +48,7 @@ export function previewTable(preview: FilePreview, source: ImportFile): HTMLElem
     ),
     table(
       'Preview of the items',
-      ['Item', isSheet(source) ? 'Row' : 'Line', 'External id', 'Action', 'Changes', 'Errors'],
+      ['Item', isSheet(source) ? 'Row' : 'Line', 'External id', 'Action', 'Changes', 'Errors', 'Warnings'],
       preview.rows.map((row) => [
         row.position,
         row.line,
@@ -61,6 +62,7 @@ export function previewTable(preview: FilePreview, source: ImportFile): HTMLElem
             )
           : '—',
         errorList(row.errors),
+        errorList(row.warnings, 'warning'),
       ]),
       'The file holds no items.',
     ),

@@ -23,12 +23,16 @@ export interface PreviewRow {
   diff: PreviewEntry['diff'];
   /** The service's errors, or those found on the page (`malformed_json`, a cell's `invalid_type`). */
   errors: ItemError[];
+  /** An added variant whose sku equals a stored one once leading zeros are dropped; still valid (docs/spreadsheets.md). */
+  warnings: ItemError[];
 }
 
 /** A whole file's preview: totals over every item, and the rows worth showing. */
 export interface FilePreview {
   items: number;
   totals: Record<PreviewRow['action'], number>;
+  /** How many warnings the items had (the rows with one are always kept for the table). */
+  warnings: number;
   /** Items the page cannot send at all: not JSON, or cells it cannot read. */
   unsendable: number;
   /** The positions of every item that is not valid (invalid or not JSON): "send only the valid ones" skips them. */
@@ -60,6 +64,7 @@ export async function previewFile(
   const preview: FilePreview = {
     items: 0,
     totals: { create: 0, update: 0, unchanged: 0, invalid: 0, not_json: 0 },
+    warnings: 0,
     unsendable: 0,
     invalidPositions: new Set(),
     rows: [],
@@ -68,7 +73,9 @@ export async function previewFile(
   const keep = (row: PreviewRow) => {
     const bad = row.action === 'invalid' || row.action === 'not_json';
     if (bad) preview.invalidPositions.add(row.position);
-    if (row.position < FIRST_ROWS || (bad && preview.rows.length < FIRST_ROWS + MAX_INVALID_ROWS))
+    preview.warnings += row.warnings.length;
+    const notable = bad || row.warnings.length > 0;
+    if (row.position < FIRST_ROWS || (notable && preview.rows.length < FIRST_ROWS + MAX_INVALID_ROWS))
       preview.rows.push(row);
   };
   for await (const group of inGroups(source.items(), SUBMISSION_SIZE)) {
@@ -105,14 +112,23 @@ export async function previewFile(
           changes: [],
           diff: [],
           errors: unsentErrors(item),
+          warnings: [],
         });
         continue;
       }
       const entry = answer?.data[sent++];
       if (!entry) continue;
       preview.totals[entry.action]++;
-      const errors = item.locate === undefined ? entry.errors : placeErrors(entry.errors, item.locate);
-      keep({ ...entry, errors, position: item.position, line: item.line });
+      const place = (found: ItemError[]) =>
+        item.locate === undefined ? found : placeErrors(found, item.locate);
+      const { warnings = [], ...verdict } = entry;
+      keep({
+        ...verdict,
+        errors: place(entry.errors),
+        warnings: place(warnings),
+        position: item.position,
+        line: item.line,
+      });
     }
     onProgress(preview);
   }
