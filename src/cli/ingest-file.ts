@@ -159,17 +159,18 @@ async function dryRun(
   });
   const outcome = await previewFile({ file, format, previewPath, batchSize, client });
   const { create, update, unchanged, invalid } = outcome.summary;
-  process.stderr.write(
-    `dry run, nothing stored: ${items(outcome.read)}: ${create} create, ${update} update, ${unchanged} unchanged, ` +
-      `${invalid} invalid (per item in ${previewPath}), ${outcome.seconds.toFixed(1)} s\n`,
-  );
-  const { count, shown } = outcome.warnings;
-  if (count > 0) {
+  // The changes first, then the warnings, then the counts, the last line whatever came before.
+  const listed = (title: (count: number) => string, { count, shown }: { count: number; shown: string[] }) => {
+    if (count === 0) return;
     const more = count > shown.length ? `, the first ${shown.length} here, all in ${previewPath}` : '';
-    process.stderr.write(
-      `${count} warning${count === 1 ? '' : 's'}${more}:\n${shown.map((line) => `  ${line}\n`).join('')}`,
-    );
-  }
+    process.stderr.write(`${title(count)}${more}:\n${shown.map((line) => `  ${line}\n`).join('')}`);
+  };
+  listed((n) => `${n} item${n === 1 ? '' : 's'} would change or fail`, outcome.changes);
+  listed((n) => `${n} warning${n === 1 ? '' : 's'}`, outcome.warnings);
+  process.stderr.write(
+    `dry run, nothing stored: ${items(outcome.read)}: ${create} create, ${update} update, ${invalid} invalid, ` +
+      `${unchanged} unchanged (per item in ${previewPath}), ${outcome.seconds.toFixed(1)} s\n`,
+  );
   return invalid > 0 ? 2 : 0;
 }
 

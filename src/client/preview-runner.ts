@@ -39,13 +39,28 @@ export interface PreviewRun {
 export interface PreviewOutcome {
   read: number;
   summary: Record<Action, number>;
+  /** How many items would change something (create, update, invalid), and the first few as lines a person reads. */
+  changes: { count: number; shown: string[] };
   /** How many warnings the items had, and the first few, as lines a person reads. */
   warnings: { count: number; shown: string[] };
   seconds: number;
 }
 
-/** Warnings printed by the dry run; the preview file has them all. */
+/** Warnings and changed items printed by the dry run; the preview file has them all. */
 const WARNINGS_SHOWN = 5;
+const CHANGES_SHOWN = 10;
+/** Paths of one item's change printed before "…". */
+const PATHS_SHOWN = 3;
+
+/** A changed item as the dry run prints it: which item, its action, and its first changes or first error. */
+export function changeText(line: PreviewLine): string {
+  const what =
+    line.action === 'invalid'
+      ? (line.errors[0]?.message ?? '')
+      : line.shown.slice(0, PATHS_SHOWN).join('; ') + (line.shown.length > PATHS_SHOWN ? '; …' : '');
+  const id = line.external_id === null ? '' : ` ${line.external_id}`;
+  return `item ${line.position}${id}: ${line.action}${what === '' ? '' : `: ${what}`}`;
+}
 
 /** A warning as the dry run prints it: where it is (row and column of a spreadsheet, else the item) and what. */
 export function warningText(
@@ -70,10 +85,12 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
   const summary: Record<Action, number> = { create: 0, update: 0, unchanged: 0, invalid: 0 };
   let read = 0;
   const warnings: PreviewOutcome['warnings'] = { count: 0, shown: [] };
+  const changes: PreviewOutcome['changes'] = { count: 0, shown: [] };
   const out = await fs.open(run.previewPath, 'w');
   const stream = out.createWriteStream();
   const write = async (line: PreviewLine) => {
     summary[line.action] += 1;
+    if (line.action !== 'unchanged' && changes.count++ < CHANGES_SHOWN) changes.shown.push(changeText(line));
     for (const warning of line.warnings ?? []) {
       if (warnings.count++ < WARNINGS_SHOWN) warnings.shown.push(warningText(line.position, warning));
     }
@@ -128,5 +145,5 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
     stream.end();
     await once(stream, 'close');
   }
-  return { read, summary, warnings, seconds: (performance.now() - startedAt) / 1000 };
+  return { read, summary, changes, warnings, seconds: (performance.now() - startedAt) / 1000 };
 }

@@ -59,9 +59,23 @@ describe('--dry-run', () => {
     assert.match(
       dry.stderr.trim().split('\n').at(-1)!,
       new RegExp(
-        `^dry run, nothing stored: 5 items: 1 create, 1 update, 1 unchanged, 2 invalid \\(per item in ${previewPath.replace(/[.]/g, '\\.')}\\), \\d+\\.\\d s$`,
+        `^dry run, nothing stored: 5 items: 1 create, 1 update, 2 invalid, 1 unchanged \\(per item in ${previewPath.replace(/[.]/g, '\\.')}\\), \\d+\\.\\d s$`,
       ),
     );
+    // The changes come first, the unchanged item not among them, in the order the answers came.
+    const listed = (dry.stderr.split('4 items would change or fail:\n')[1]?.split('dry run,')[0] ?? '')
+      .trim()
+      .split('\n')
+      .map((line) => line.trim())
+      .sort();
+    assert.equal(listed.length, 4, dry.stderr);
+    assert.equal(
+      listed[0],
+      `item 1 ${renamed.external_id as string}: update: name: "Linen sofa" → "New name"`,
+    );
+    assert.equal(listed[1], `item 2 ${fresh.external_id as string}: create`);
+    assert.match(listed[2]!, /^item 3 ext-[0-9a-f-]+: invalid: style /);
+    assert.match(listed[3]!, /^item 4: invalid: The item at line 5 is not valid JSON: /);
     const lines = (await fs.readFile(previewPath, 'utf8'))
       .trim()
       .split('\n')

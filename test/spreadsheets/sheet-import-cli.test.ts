@@ -330,14 +330,16 @@ void describe('npm run ingest with a spreadsheet', () => {
   });
   void test('--dry-run warns of a sku whose leading zeros a spreadsheet program dropped, naming both and the row', async () => {
     const tenant = `sheet-zeros-${randomUUID()}`;
-    const columns = ['external_id', 'name', 'style', 'type', 'sub_type', 'sku', 'variant_name', 'price'];
     const csv = (sku: string) =>
       [
-        columns.join(','),
-        rowOf(
-          { external_id: 'lamp', name: 'Lamp', ...PRODUCT, sku, variant_name: 'x', price: '5' },
-          columns,
-        ).join(','),
+        SHEET_COLUMNS.join(','),
+        rowOf({
+          external_id: 'lamp',
+          name: 'Lamp',
+          description: 'A lamp',
+          ...PRODUCT,
+          ...variantCells(sku),
+        }).join(','),
       ].join('\n');
     const original = path.join(service.dir, `${tenant}.csv`);
     await fs.writeFile(original, csv('00102065'));

@@ -239,3 +239,93 @@ browserTest('a 50 MB JSON Lines file is read as a stream without freezing the pa
     assert.ok(longest < 200, `the page was blocked for ${longest.toFixed(0)} ms at once`);
   });
 });
+
+browserTest(
+  'an update file that changes 3 of 251 items: the preview opens on the changes, pages through all, the send button stays in reach',
+  async (t) => {
+    const tenant = world.api.tenant('import-filter');
+    const token = await world.api.token(tenant);
+    const stored = Array.from({ length: 250 }, (_, i) =>
+      product({ external_id: `p-${String(i).padStart(3, '0')}` }),
+    );
+    await world.api.waitForTerminal(token, await world.api.submit(token, stored));
+    const items = [...stored, product({ external_id: 'p-new' })];
+    items[10] = { ...stored[10], name: 'Renamed' };
+    items[200] = { ...stored[200], description: 'Longer description' };
+    const file = items.map((item) => JSON.stringify(item)).join('\n');
+    for (const [viewport, name] of [
+      [undefined, 'import-preview-changes'],
+      [PHONE, 'import-preview-phone'],
+    ] as const) {
+      const page = await world.open(token, '#/import', viewport);
+      await scenario(t, page, name, async () => {
+        await page.getByLabel(/Drop a JSON, JSON Lines, CSV or XLSX file/).setInputFiles({
+          name: 'update.jsonl',
+          mimeType: 'application/x-ndjson',
+          buffer: Buffer.from(file),
+        });
+        await page.getByTestId('preview-totals').waitFor();
+        assert.equal(
+          await page.getByRole('status').innerText(),
+          'update.jsonl: 251 items read; 0 invalid. Will be sent in batches of at most 1000.',
+        );
+        const filter = page.getByTestId('preview-filter');
+        assert.deepEqual(
+          await filter
+            .getByRole('radio')
+            .evaluateAll((radios) =>
+              radios.map((radio) => [
+                (radio as { value: string }).value,
+                (radio as { checked: boolean }).checked,
+              ]),
+            ),
+          [
+            ['changes', true],
+            ['all', false],
+            ['create', false],
+            ['update', false],
+            ['unchanged', false],
+          ],
+        );
+        assert.deepEqual(
+          (await filter.locator('label').allInnerTexts()).map((text) => text.trim()),
+          ['Changes (3)', 'All (251)', 'Create (1)', 'Update (2)', 'Unchanged (248)'],
+        );
+        const region = page.getByRole('region', { name: 'Preview of the items' });
+        const ids = async () =>
+          (await region.locator('tbody tr').all()).length === 0
+            ? []
+            : await region.locator('tbody tr td:nth-child(3)').allInnerTexts();
+        assert.deepEqual(await ids(), ['p-010', 'p-200', 'p-new']);
+        const pager = page.getByTestId('preview-pager');
+        assert.match(await pager.innerText(), /Page 1 of 1 \(3 items\)/);
+        await assertAccessible(page, `import preview, changes (${name})`);
+
+        await filter.getByLabel('All (251)').check();
+        assert.match(await pager.innerText(), /Page 1 of 3 \(251 items\)/);
+        assert.equal((await ids()).length, 100);
+        await pager.getByRole('button', { name: 'Next page' }).click();
+        assert.match(await pager.innerText(), /Page 2 of 3 \(251 items\)/);
+        assert.equal((await ids())[0], 'p-100');
+
+        // Scrolled to the end of a long table, the send button is still on the screen.
+        await page.evaluate(() =>
+          (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 1e6),
+        );
+        const send = page.getByRole('button', { name: 'Send all 251 items' });
+        const box = await send.boundingBox();
+        const height = (viewport ?? { height: 800 }).height;
+        assert.ok(
+          box !== null && box.y >= 0 && box.y + box.height <= height,
+          `the button is at ${JSON.stringify(box)}`,
+        );
+        await filter.getByLabel('Changes (3)').check();
+        await page.evaluate(() =>
+          (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0),
+        );
+        if (viewport) await assertFitsWidth(page);
+        await screenshot(page, name, { docs: true });
+      });
+    }
+  },
+);

@@ -1,50 +1,12 @@
 import { ApiError, call } from '../api.ts';
-import type { FieldError, Preview, PreviewEntry } from '../api-types.ts';
+import type { Preview } from '../api-types.ts';
+import type { FilePreview, ItemError, PreviewRow } from './preview-rows.ts';
 import { placeErrors } from '../../../src/spreadsheets/sheet-items.ts';
 import { malformedJsonError } from '../../../src/client/file-format.ts';
 import { inGroups, type FileItem, type ImportFile } from './file-items.ts';
 import { envelope, SUBMISSION_SIZE } from './submit-groups.ts';
 
-/** An error of an item; a spreadsheet's also names the file's row and column of its field (CONTRACT §11.5). */
-export type ItemError = Omit<FieldError, 'code'> & { code: string; row?: number; column?: string | null };
-
-/**
- * An entry of the preview table: the service's verdict, `not_json` for a line the page could not read,
- * or `invalid` for a spreadsheet item whose cells the page could not read (never sent, as the CLI does).
- */
-export interface PreviewRow {
-  position: number;
-  /** The item's line (JSON) or row (spreadsheet) in the file. */
-  line: number;
-  external_id: string | null;
-  action: PreviewEntry['action'] | 'not_json';
-  changes: string[];
-  /** The values of `changes` (CONTRACT §11.2): what the table shows as `from → to` and "added". */
-  diff: PreviewEntry['diff'];
-  /** The service's errors, or those found on the page (`malformed_json`, a cell's `invalid_type`). */
-  errors: ItemError[];
-  /** An added variant whose sku equals a stored one once leading zeros are dropped; still valid (docs/spreadsheets.md). */
-  warnings: ItemError[];
-}
-
-/** A whole file's preview: totals over every item, and the rows worth showing. */
-export interface FilePreview {
-  items: number;
-  totals: Record<PreviewRow['action'], number>;
-  /** How many warnings the items had (the rows with one are always kept for the table). */
-  warnings: number;
-  /** Items the page cannot send at all: not JSON, or cells it cannot read. */
-  unsendable: number;
-  /** The positions of every item that is not valid (invalid or not JSON): "send only the valid ones" skips them. */
-  invalidPositions: Set<number>;
-  rows: PreviewRow[];
-  /** Why the service could not preview (the route missing, a refusal), when it could not. */
-  unavailable: string | null;
-}
-
-/** Rows kept for the table: the first ones, and every invalid one up to a bound. */
-const FIRST_ROWS = 200;
-const MAX_INVALID_ROWS = 1000;
+export type { FilePreview, ItemError, PreviewRow } from './preview-rows.ts';
 
 /** The errors of an item the page does not send. */
 function unsentErrors(item: FileItem & { text?: undefined }): ItemError[] {
@@ -74,9 +36,9 @@ export async function previewFile(
     const bad = row.action === 'invalid' || row.action === 'not_json';
     if (bad) preview.invalidPositions.add(row.position);
     preview.warnings += row.warnings.length;
-    const notable = bad || row.warnings.length > 0;
-    if (row.position < FIRST_ROWS || (notable && preview.rows.length < FIRST_ROWS + MAX_INVALID_ROWS))
-      preview.rows.push(row);
+    // Every row is kept: the table pages through them and filters them (preview-filter.ts). A row of
+    // an unchanged item holds no diff, so even 100,000 of them are a few megabytes.
+    preview.rows.push(row);
   };
   for await (const group of inGroups(source.items(), SUBMISSION_SIZE)) {
     const wellFormed = group.filter((item) => item.text !== undefined);

@@ -53,7 +53,7 @@ export const importView: View = (main) => {
   const sendValidButton = h('button', { type: 'button', class: 'primary' });
   const sendAllButton = h('button', { type: 'button', disabled: true }, 'Send');
   /** The send buttons: "Send N valid items" only beside "Send all" when the preview found invalid ones. */
-  const toolbar = h('div', { class: 'toolbar' }, sendAllButton);
+  const toolbar = h('div', { class: 'toolbar sticky', 'data-testid': 'send-toolbar' }, sendAllButton);
   let source: ImportFile | null = null;
   let preview: FilePreview | null = null;
   let submitted: Submitted[] = [];
@@ -79,7 +79,7 @@ export const importView: View = (main) => {
     const parts = [`${found.items} items read`];
     if (known) parts.push(`${invalid} invalid`);
     if (found.unsendable > 0) parts.push(`${found.unsendable} cannot be sent (left out either way)`);
-    status.textContent = `${source?.file.name ?? ''}: ${parts.join('; ')}. Sent in batches of at most ${SUBMISSION_SIZE}.`;
+    status.textContent = `${source?.file.name ?? ''}: ${parts.join('; ')}. Will be sent in batches of at most ${SUBMISSION_SIZE}.`;
   }
 
   async function choose(chosen: File) {
@@ -325,8 +325,8 @@ export const importView: View = (main) => {
     zone,
     message,
     status,
-    previewBox,
     toolbar,
+    previewBox,
     submittedBox,
     sentErrorsBox,
   );
