@@ -21,6 +21,7 @@ import { DEFAULT_BATCH_SIZE, finishRun, planRun } from './run-plan.ts';
  */
 
 const USAGE = `usage: npm run ingest -- <file> [options]
+       npx catalog-ingest <file> [options]
   <file>                 a JSON, JSONL, CSV or XLSX file, a pipe, or - for standard input (JSON or JSONL, with --format)
   --url <url>            the service (default: env INGEST_URL, else http://127.0.0.1:3000)
   --token <jwt>          bearer token (default: env INGEST_TOKEN, which keeps it off the command line)
