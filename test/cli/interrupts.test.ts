@@ -49,9 +49,11 @@ void describe('Ctrl-C handling', () => {
   }
 });
 
+/** Real timers: node:test's mock timers print an ExperimentalWarning on Node 20. */
+const polls = (n: number) => new Promise((resolve) => setTimeout(resolve, n * PARENT_POLL_MS + 100));
+
 void describe('npm going away', () => {
-  void test('started by npm, a new parent winds down once, as a first signal, and never as a second', (t) => {
-    t.mock.timers.enable({ apis: ['setInterval'] });
+  void test('started by npm, a new parent winds down once, as a first signal, and never as a second', async () => {
     const emitter = new EventEmitter();
     let parent = 4242;
     const calls: string[] = [];
@@ -62,18 +64,17 @@ void describe('npm going away', () => {
       { parentAtStart: 4242, parentPid: () => parent, startedByNpm: true },
     );
 
-    t.mock.timers.tick(PARENT_POLL_MS * 4);
+    await polls(2);
     assert.deepEqual(calls, []);
     parent = 1; // npm ended; this process was re-parented
-    t.mock.timers.tick(PARENT_POLL_MS);
+    await polls(1);
     assert.deepEqual(calls, ['first']);
-    t.mock.timers.tick(PARENT_POLL_MS * 4);
+    await polls(2);
     assert.deepEqual(calls, ['first']);
     remove();
   });
 
-  void test('a signal first, then npm gone: still one first, no second', (t) => {
-    t.mock.timers.enable({ apis: ['setInterval'] });
+  void test('a signal first, then npm gone: still one first, no second', async () => {
     const emitter = new EventEmitter();
     let parent = 4242;
     let clock = 0;
@@ -87,13 +88,12 @@ void describe('npm going away', () => {
     emitter.emit('SIGHUP'); // a closed terminal hangs up npm and this process alike
     parent = 1;
     clock += 10 * SAME_REQUEST_MS;
-    t.mock.timers.tick(PARENT_POLL_MS);
+    await polls(1);
     assert.deepEqual(calls, ['first']);
     remove();
   });
 
-  void test('not started by npm, a new parent is no reason to stop', (t) => {
-    t.mock.timers.enable({ apis: ['setInterval'] });
+  void test('not started by npm, a new parent is no reason to stop', async () => {
     const calls: string[] = [];
     const remove = onInterrupt(
       { first: () => calls.push('first'), second: () => calls.push('second') },
@@ -101,7 +101,7 @@ void describe('npm going away', () => {
       () => 0,
       { parentAtStart: 4242, parentPid: () => 1, startedByNpm: false },
     );
-    t.mock.timers.tick(PARENT_POLL_MS * 4);
+    await polls(2);
     assert.deepEqual(calls, []);
     remove();
   });
