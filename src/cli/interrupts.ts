@@ -8,8 +8,8 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * A second signal sooner than this after the first is the same request delivered twice: `npm run`
- * forwards the SIGINT it gets to its script, which got it from the terminal already (when npm's
- * script shell execs the command, as bash does).
+ * forwards the SIGINT it gets to its script, which got it from the terminal already (the package
+ * script execs the client, so npm's child is the client itself).
  */
 export const SAME_REQUEST_MS = 250;
 
