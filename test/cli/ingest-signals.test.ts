@@ -15,6 +15,7 @@ import {
   commandLine,
   ingest,
   spawnNpmIngest,
+  spawnNpxIngest,
   startCliService,
   type CliRun,
   type CliService,
@@ -65,6 +66,7 @@ void describe('npm run ingest stopped by SIGTERM or SIGHUP', () => {
   async function interruptAndResume(
     name: string,
     stop: (pids: { npm: number; client: number }) => void,
+    via: 'npm run' | 'npx' = 'npm run',
   ): Promise<CliRun> {
     const tenant = `cli-${randomUUID()}`;
     const file = path.join(service.dir, `${name}.jsonl`);
@@ -73,7 +75,7 @@ void describe('npm run ingest stopped by SIGTERM or SIGHUP', () => {
     const env = { AUTH_JWT_SECRET: service.secret };
     const args = [file, '--url', service.url, '--tenant', tenant, '--batch-size', '100'];
 
-    const cli = spawnNpmIngest([...args, '--concurrency', '1'], env);
+    const cli = (via === 'npx' ? spawnNpxIngest : spawnNpmIngest)([...args, '--concurrency', '1'], env);
     const firstBatch = new Promise<void>((resolve) => {
       const seen = () => {
         if (!/^batch 1 /m.test(cli.stderr())) return;
@@ -85,14 +87,24 @@ void describe('npm run ingest stopped by SIGTERM or SIGHUP', () => {
     const early = await Promise.race([firstBatch.then(() => null), cli.done]);
     assert.equal(early, null, `npm ended before the first batch: ${JSON.stringify(early)}`);
 
-    // `exec` in the package script: npm's one child is the client itself (which may have started
-    // esbuild, tsx's compiler, as a child of its own).
     const npm = cli.child.pid!;
-    const children = await childPids(npm);
-    assert.equal(children.length, 1, `npm's children: ${children.join(', ')}`);
-    const client = children[0]!;
-    assert.match((await commandLine(client)) ?? '', /node --import tsx src\/cli\/ingest-file\.ts /);
     const processes = [npm, ...(await descendants(npm))];
+    let client: number;
+    if (via === 'npm run') {
+      // `exec` in the package script: npm's one child is the client itself (which may have started
+      // esbuild, tsx's compiler, as a child of its own).
+      const children = await childPids(npm);
+      assert.equal(children.length, 1, `npm's children: ${children.join(', ')}`);
+      client = children[0]!;
+      assert.match((await commandLine(client)) ?? '', /node --import tsx src\/cli\/ingest-file\.ts /);
+    } else {
+      // npx runs the bin through `sh -c`, which does not exec it: the client is npx's grandchild.
+      const [shell, ...others] = await childPids(npm);
+      assert.deepEqual(others, []);
+      assert.match((await commandLine(shell!)) ?? '', /^sh -c /);
+      client = (await childPids(shell!))[0]!;
+      assert.match((await commandLine(client)) ?? '', /node .*catalog-ingest /);
+    }
 
     stop({ npm, client });
     const run = await cli.done;
@@ -142,5 +154,11 @@ void describe('npm run ingest stopped by SIGTERM or SIGHUP', () => {
   void test('SIGHUP to npm, which npm does not forward, ends npm; the client notices and stops', async () => {
     const run = await interruptAndResume('hup-npm', ({ npm }) => process.kill(npm, 'SIGHUP'));
     assert.deepEqual([run.code, run.signal], [null, 'SIGHUP']);
+  });
+
+  void test('SIGTERM to npx, whose shell does not exec the bin, ends npx; the client notices and stops', async () => {
+    const run = await interruptAndResume('term-npx', ({ npm }) => process.kill(npm, 'SIGTERM'), 'npx');
+    // npx re-sends the signal that ended its shell to itself.
+    assert.deepEqual([run.code, run.signal], [null, 'SIGTERM']);
   });
 });

@@ -48,8 +48,15 @@ export function spawnCli(script: string, args: string[], env: Record<string, str
  * and `env`. `done` resolves once npm has exited and every holder of its output (the client too, should
  * it outlive npm) has closed it.
  */
-export function spawnNpmIngest(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn('npm', ['run', 'ingest', '--', ...args], {
+export const spawnNpmIngest = (args: string[], env: Record<string, string> = {}): CliProcess =>
+  spawnThroughNpm('npm', ['run', 'ingest', '--', ...args], env);
+
+/** Starts `npx --no-install catalog-ingest …args` (the package's bin) as `spawnNpmIngest` starts npm. */
+export const spawnNpxIngest = (args: string[], env: Record<string, string> = {}): CliProcess =>
+  spawnThroughNpm('npx', ['--no-install', 'catalog-ingest', ...args], env);
+
+function spawnThroughNpm(command: string, argv: string[], env: Record<string, string>): CliProcess {
+  const child = spawn(command, argv, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
