@@ -3,11 +3,12 @@
  *
  *   npm run eval -- <dir> [--head <room-classifier.json>] [--threads <n>] [--verbose]
  *
- * <dir>/manifest.csv: file,label[,…]. Labels as in ../shared/eval/README.md; `hallway` counts as right
+ * <dir>/manifest.csv: file,label[,…] (docs/analyzer-model.md, "The photos"); `hallway` counts as right
  * for `entrance_hall` or `corridor`. With an `empty_room` column (yes/no/unknown) two more lines:
  * `empty-room room type: answered A/N, right R/A (P%)` over the rows marked yes (`unknown` is no
  * answer) and `furnished flag: right K/N (P%)` over the rows marked yes or no. The last line is
- * `room type accuracy: NN.N% (n=N)`.
+ * `room type accuracy: NN.N% (n=N)`. Without a folder, or without its manifest, one line says what is
+ * needed, exit code 2.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { parseArgs } from 'node:util';
 
 import { createSceneClassifier, decodeForModel } from '../src/analysis/model/index.ts';
 import type { RoomType, SceneKind, SceneVerdict } from '../src/analysis/scene-types.ts';
-import { readManifest } from './lib/manifest.ts';
+import { exitWithoutPhotos, missingEvalPhotos, readManifestOrExit } from './lib/missing-photos.ts';
 import { wholeNumber } from './lib/number-option.ts';
 import { emptyRoomLines, printConfusion, type Outcome } from './lib/eval-report.ts';
 
@@ -28,10 +29,7 @@ const { values: args, positionals } = parseArgs({
   },
 });
 const dir = positionals[0];
-if (!dir) {
-  console.error('usage: npm run eval -- <dir with manifest.csv> [--head file] [--threads n] [--verbose]');
-  process.exit(2);
-}
+if (!dir) exitWithoutPhotos(missingEvalPhotos(undefined));
 
 /** Room types a manifest label accepts. */
 function accepted(label: string): RoomType[] {
@@ -46,7 +44,7 @@ function expectedScene(label: string): SceneKind {
 
 // Checked before the model loads: `Number('two')` would ask the pool for NaN threads.
 const threads = args.threads === undefined ? undefined : wholeNumber('--threads', args.threads, 1, 64);
-const entries = await readManifest(dir);
+const entries = await readManifestOrExit(dir, missingEvalPhotos);
 const classifier = createSceneClassifier({
   threads,
   headPath: args.head === undefined ? undefined : path.resolve(args.head),

@@ -2,8 +2,10 @@
  * Fits the room classifier head on frozen CenterNet features of a labelled photo folder and writes
  * src/analysis/model/room-classifier.json.
  *
- *   npm run train                      # ../shared/train
- *   npm run train -- --data <dir>      # your own photos: <dir>/manifest.csv with file,label[,source]
+ *   npm run train -- --data <dir>      # <dir>/manifest.csv with file,label[,source], and the photos
+ *   npm run train                      # the development machine's photos beside the repository
+ *
+ * Without the photos, one line says what is needed, exit code 2 (docs/analyzer-model.md, "The photos").
  *
  * Options (scripts/lib/train-options.ts checks them before any photo is read): --out <file>
  * --seed <n> --l2 <x> --epochs <n> --learning-rate <x> --blocks a,b,c --calibration <fraction>
@@ -23,9 +25,10 @@ import { parseRoomHead, type RoomHeadFile } from '../src/analysis/model/room-hea
 import { decideVerdict } from '../src/analysis/model/scene-verdict.ts';
 import { crossValidate, crossValidationReport } from './lib/cross-validation.ts';
 import { loadFeatures } from './lib/feature-cache.ts';
-import { pictureLongSide, readManifest } from './lib/manifest.ts';
+import { pictureLongSide } from './lib/manifest.ts';
+import { missingTrainingPhotos, readManifestOrExit } from './lib/missing-photos.ts';
 import { writeSyntheticFloorPlans } from './lib/synthetic-floor-plan.ts';
-import { parseTrainOptions } from './lib/train-options.ts';
+import { defaultTrainingData, parseTrainOptions } from './lib/train-options.ts';
 import { buildDesign, normaliseLabel, stratifiedSplit, summariseFit } from './lib/training-data.ts';
 import { fitSoftmaxRegression, fitTemperature, predictLogits } from './lib/softmax-regression.ts';
 
@@ -34,7 +37,11 @@ const options = parseTrainOptions(process.argv.slice(2), repoRoot);
 const { blocks, folds, inputSize, out, seed } = options;
 const started = Date.now();
 
-const photos = (await readManifest(options.data)).map((e) => ({ ...e, label: normaliseLabel(e.label) }));
+const photos = (
+  await readManifestOrExit(options.data, (dir) =>
+    missingTrainingPhotos(dir, path.resolve(dir) !== defaultTrainingData(repoRoot)),
+  )
+).map((e) => ({ ...e, label: normaliseLabel(e.label) }));
 // Plans drawn in code stand in for the floor plans the photo set lacks (see synthetic-floor-plan.ts).
 const plans = photos.some((e) => e.label === 'floor_plan')
   ? []

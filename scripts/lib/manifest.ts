@@ -4,6 +4,15 @@ import path from 'node:path';
 import { MODEL_INPUT_LONG_SIDE } from '../../src/analysis/scene-types.ts';
 import { readCsv } from './csv.ts';
 
+/** A labelled folder that is not there (no `manifest.csv` at `dir`): the scripts answer it in one line. */
+export class MissingManifestError extends Error {
+  constructor(readonly dir: string) {
+    super(
+      `${path.join(dir, 'manifest.csv')} does not exist: a labelled folder needs one, with columns file,label`,
+    );
+  }
+}
+
 /** One labelled photo of a dataset folder. */
 export interface ManifestEntry {
   /** Path as written in the manifest, relative to the folder. */
@@ -39,7 +48,7 @@ export async function readManifest(dir: string): Promise<ManifestEntry[]> {
     text = await readFile(manifest, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    throw new Error(`${manifest} does not exist: a labelled folder needs one, with columns file,label`);
+    throw new MissingManifestError(dir);
   }
   const rows = readCsv(text, manifest, ['file', 'label']);
   const entries = rows.map(({ line, cells }) => {

@@ -39,12 +39,15 @@ export interface TrainOptions {
   folds: number;
 }
 
+/** Where the photos are read from without --data: the development machine's copy beside the repository. */
+export const defaultTrainingData = (repoRoot: string): string => path.resolve(repoRoot, '../shared/train');
+
 /** Reads `argv` (the arguments after the script); throws with the broken rule on bad input. */
 export function parseTrainOptions(argv: string[], repoRoot: string): TrainOptions {
   const { values: args } = parseArgs({
     args: argv,
     options: {
-      data: { type: 'string', default: path.resolve(repoRoot, '../shared/train') },
+      data: { type: 'string', default: defaultTrainingData(repoRoot) },
       out: { type: 'string' },
       seed: { type: 'string', default: '20240611' },
       l2: { type: 'string', default: '0.1' },

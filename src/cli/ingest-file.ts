@@ -17,10 +17,11 @@ import { DEFAULT_BATCH_SIZE, finishRun, planRun } from './run-plan.ts';
  * [--dry-run [--preview PATH]]` ingests a JSON, JSONL, CSV or XLSX file (docs/spreadsheets.md) of any size as one run (CONTRACT §11.6),
  * or with --dry-run says what it would do, storing nothing (docs/cli.md). Exit code: 0 every item
  * upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable, token refused, nothing
- * to resume), 130 interrupted (SIGINT, SIGTERM).
+ * to resume), 130 interrupted (SIGINT, SIGTERM, SIGHUP, or npm gone: docs/cli.md).
  */
 
 const USAGE = `usage: npm run ingest -- <file> [options]
+       npx catalog-ingest <file> [options]
   <file>                 a JSON, JSONL, CSV or XLSX file, a pipe, or - for standard input (JSON or JSONL, with --format)
   --url <url>            the service (default: env INGEST_URL, else http://127.0.0.1:3000)
   --token <jwt>          bearer token (default: env INGEST_TOKEN, which keeps it off the command line)
@@ -44,7 +45,7 @@ const DEFAULT_URL = 'http://127.0.0.1:3000';
 /** What a refused first request adds, in a run and in a dry run alike. */
 const ADDRESS_HINT = `is the service running there? Give its address with --url or INGEST_URL (default ${DEFAULT_URL})`;
 
-/** The shell's code for a command ended by Ctrl-C (128 + SIGINT), also used after SIGTERM. */
+/** The shell's code for a command ended by Ctrl-C (128 + SIGINT), also used after SIGTERM and SIGHUP. */
 const EXIT_INTERRUPTED = 130;
 
 const FINISHING =

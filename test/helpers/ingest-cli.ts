@@ -15,6 +15,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 /** How a command-line run ended, and what it wrote. */
 export interface CliRun {
   code: number | null;
+  /** The signal that ended the process, when one did (only `spawnNpmIngest` reports it). */
+  signal?: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -39,6 +41,62 @@ export function spawnCli(script: string, args: string[], env: Record<string, str
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const done = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }));
   return { child, stderr: () => stderr, done };
+}
+
+/**
+ * Starts `npm run ingest -- …args` from the repository's root, as a person would, with only PATH, HOME
+ * and `env`. `done` resolves once npm has exited and every holder of its output (the client too, should
+ * it outlive npm) has closed it.
+ */
+export const spawnNpmIngest = (args: string[], env: Record<string, string> = {}): CliProcess =>
+  spawnThroughNpm('npm', ['run', 'ingest', '--', ...args], env);
+
+/** Starts `npx --no-install catalog-ingest …args` (the package's bin) as `spawnNpmIngest` starts npm. */
+export const spawnNpxIngest = (args: string[], env: Record<string, string> = {}): CliProcess =>
+  spawnThroughNpm('npx', ['--no-install', 'catalog-ingest', ...args], env);
+
+function spawnThroughNpm(command: string, argv: string[], env: Record<string, string>): CliProcess {
+  const child = spawn(command, argv, {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      npm_config_update_notifier: 'false',
+      ...env,
+    },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = once(child, 'close').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+    stdout,
+    stderr,
+  }));
+  return { child, stderr: () => stderr, done };
+}
+
+/** The pids whose parent is `pid`, from /proc (Linux). */
+export async function childPids(pid: number): Promise<number[]> {
+  const children: number[] = [];
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // pid (comm) state ppid …; comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) children.push(Number(entry));
+  }
+  return children;
+}
+
+/** The command line of a running process, or null when there is none (or only its zombie). */
+export async function commandLine(pid: number): Promise<string | null> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => null);
+  if (status === null || /^State:\s+Z/m.test(status)) return null;
+  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => null);
+  return cmdline?.split('\0').join(' ').trim() ?? null;
 }
 
 /** Runs a command-line script to its end, `input` on its standard input; resolves with its exit code and output. */
@@ -79,15 +137,24 @@ export interface CliService {
   stop(): Promise<void>;
 }
 
-/** Starts the service (`env` added to its settings) for the command-line client to talk to. */
-export async function startCliService(env: Record<string, string> = {}): Promise<CliService> {
+/**
+ * Starts the service (`env` added to its settings) for the command-line client to talk to, waiting
+ * up to `startTimeoutMs` for it to answer.
+ */
+export async function startCliService(
+  env: Record<string, string> = {},
+  startTimeoutMs?: number,
+): Promise<CliService> {
   const secret = randomBytes(32).toString('hex');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-cli-'));
-  const service: ServiceProcess = await spawnService({
-    AUTH_JWT_SECRET: secret,
-    DATA_DIR: path.join(dir, 'data'),
-    ...env,
-  });
+  const service: ServiceProcess = await spawnService(
+    {
+      AUTH_JWT_SECRET: secret,
+      DATA_DIR: path.join(dir, 'data'),
+      ...env,
+    },
+    startTimeoutMs,
+  );
   const config = loadConfig({ AUTH_JWT_SECRET: secret });
   const token = (tenant: string, scope: string) =>
     signServiceToken(config, { tenant, scope, ttlSeconds: 600, createSecret: false });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 
 import { DEFAULT_HEAD_PATH } from '../../src/analysis/model/room-head.ts';
+import { missingTrainingPhotos } from '../../scripts/lib/missing-photos.ts';
 import { parseTrainOptions } from '../../scripts/lib/train-options.ts';
 
 const ROOT = '/repo';
@@ -130,4 +131,25 @@ void test('the script stops on a bad option before it reads a photo', async () =
   assert.equal(code, 1);
   assert.ok(stderr.includes('Error: --l2 must be a number from 0 to 100, not fast\n'), stderr);
   assert.doesNotMatch(stderr, /ENOENT|manifest/);
+});
+
+void test('without its photos the script says in one line what it needs, exit code 2', async () => {
+  const script = path.resolve(import.meta.dirname, '../../scripts/train-room-classifier.ts');
+  const argv = ['--import', 'tsx', script, '--data', '/nonexistent/photos'];
+  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    execFile(process.execPath, argv, (error, _stdout, stderr) => {
+      resolve({ code: error ? (error.code as number) : 0, stderr });
+    });
+  });
+  assert.equal(code, 2);
+  assert.equal(
+    stderr,
+    'train: no labelled photos in /nonexistent/photos: give a folder with --data DIR holding the photos and ' +
+      'a manifest.csv with columns file,label[,source]; docs/analyzer-model.md#the-photos says where to get them\n',
+  );
+  // Without --data, the line says the folder it looked in was the default.
+  assert.match(
+    missingTrainingPhotos('/repo/../shared/train', false),
+    /^train: no labelled photos in \/shared\/train \(the default\): give /,
+  );
 });
