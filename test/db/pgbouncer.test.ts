@@ -56,6 +56,27 @@ void describe(
       }
     });
 
+    test('a lock whose server connection is ended reports lockLost, and the lock is free at once', async () => {
+      const key = `${schema}:tenant:ended`;
+      const outcome = await first.withLock('tenant:ended', 0, async (lockLost) => {
+        const [holder] = await second.query<{ pid: number }>(
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+          [key],
+        );
+        await second.query('SELECT pg_terminate_backend($1)', [holder!.pid]);
+        // PgBouncer passes the server's end on and closes the client connection that held it.
+        const heard = await new Promise<boolean>((resolve) => {
+          if (lockLost.aborted) resolve(true);
+          lockLost.addEventListener('abort', () => resolve(true), { once: true });
+          setTimeout(() => resolve(false), 5_000).unref();
+        });
+        const meanwhile = await second.withLock('tenant:ended', 1_000, async () => 'taken');
+        return { heard, meanwhile };
+      });
+      assert.deepEqual(outcome, { value: { heard: true, meanwhile: { value: 'taken' } } });
+    });
+
     test('the schema is in effect for single statements, transactions and multi-statement strings', async () => {
       const single = await Promise.all(
         Array.from({ length: 6 }, () => first.query<{ s: string }>('SELECT current_schema() AS s')),
