@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { startService, type Service } from './server.ts';
 import { DataDirInUseError } from './db/embedded-database.ts';
+import { DeploymentError } from './db/deployment-check.ts';
 
 // At `info` until the configuration is read: a setting that cannot be used is logged whatever LOG_LEVEL says.
 const log = pino({ level: 'info' });
@@ -41,7 +42,11 @@ try {
   );
   if (stopping) stopAndExit(service);
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DataDirInUseError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DataDirInUseError ||
+    error instanceof DeploymentError
+  ) {
     log.fatal(error.message);
   } else {
     log.fatal({ err: error }, 'service failed to start');

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { migrate } from './db/migrate.ts';
+import { explainPoolerRefusal, migrateAndCheck } from './db/deployment-check.ts';
 import { jobQueueSchema, startJobQueue, throttleErrors, type JobQueue } from './queue/job-queue.ts';
 import { loadVerificationKeys } from './auth/keys.ts';
 import { logKeySetEvents } from './auth/key-set-log.ts';
@@ -78,7 +78,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const log = options.logger ?? pino({ level: config.logLevel });
   const listening = options.listen !== false;
   const keys = config.role === 'worker' ? null : await loadVerificationKeys(config, logKeySetEvents(log));
-  const db = await openServiceDatabase(config, options, log);
+  const db = await openServiceDatabase(config, options, log).catch((error: unknown) => {
+    throw explainPoolerRefusal(error);
+  });
   const metrics = createMetrics({ defaults: listening });
   metrics.observePool(
     config.role,
@@ -98,7 +100,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     // The database and the queue.
     const schema = config.databaseUrl ? config.databaseSchema : undefined;
-    await migrate(db, schema);
+    await migrateAndCheck(db, schema);
     queue = await startJobQueue(db, {
       schema: jobQueueSchema(schema),
       pollingIntervalSeconds: config.worker.pollMs / 1000,

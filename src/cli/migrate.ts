@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
-import { migrate } from '../db/migrate.ts';
+import { migrateAndCheck } from '../db/deployment-check.ts';
 import { jobQueueSchema, startJobQueue } from '../queue/job-queue.ts';
 
 /**
@@ -17,7 +17,7 @@ const db = await openDatabase({
 });
 try {
   const schema = config.databaseUrl ? config.databaseSchema : undefined;
-  const applied = await migrate(db, schema);
+  const applied = await migrateAndCheck(db, schema);
   process.stdout.write(
     applied.length ? `applied migrations: ${applied.join(', ')}\n` : 'schema is up to date\n',
   );

@@ -14,7 +14,11 @@ export interface PoolConnections {
 export interface Queryable {
   /** One statement with `$n` parameters; returns its rows. */
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
-  /** Several statements without parameters (migrations, pg-boss's own DDL); rows of the last one. */
+  /**
+   * Several statements without parameters (migrations, pg-boss's own DDL); rows of the last one. On
+   * a server's database itself (not a transaction) they run as one implicit transaction: nothing
+   * that refuses a transaction block (VACUUM, CREATE INDEX CONCURRENTLY).
+   */
   exec(text: string): Promise<Record<string, unknown>[]>;
 }
 
@@ -39,7 +43,8 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
    * Runs `fn` while holding an exclusive lock on `key` across every process that shares the
-   * database (a session advisory lock on a server, which the server drops if this process dies).
+   * database (on a server, a transaction-scoped advisory lock in a transaction left open while `fn`
+   * runs, which the server drops if this process dies; docs/deployment.md).
    * Returns `null` without running `fn` when the lock is not free within `waitMs`. `lockLost` aborts
    * when the lock's connection is lost while `fn` runs: the server has then dropped the lock, and
    * another process may take it.

@@ -40,13 +40,16 @@ export async function migrate(db: Database, schema?: string): Promise<number[]> 
 }
 
 async function migrateLocked(db: Database, schema: string | undefined): Promise<number[]> {
-  if (schema) await db.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-  await db.exec(`
-    CREATE TABLE IF NOT EXISTS schema_migrations (
-      version    integer     PRIMARY KEY,
-      name       text        NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
+  // In a transaction, whose search_path names the schema (docs/deployment.md): not a bare exec.
+  await db.transaction(async (tx) => {
+    if (schema) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await tx.exec(`
+      CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    integer     PRIMARY KEY,
+        name       text        NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+  });
   const applied: number[] = [];
   for (const migration of await readMigrations()) {
     const done = await db.transaction(async (tx) => {

@@ -2,7 +2,12 @@ import pg from 'pg';
 import type { Database, PoolConnections, Queryable } from './database-types.ts';
 import { createKeyedMutex } from './keyed-mutex.ts';
 
-/** A PostgreSQL server through `pg`: a pool kept warm, and advisory locks shared by every process. */
+/**
+ * A PostgreSQL server through `pg`: a pool kept warm, and advisory locks shared by every process.
+ * Nothing is kept in a connection's session between statements, so the server may equally be a
+ * PgBouncer in transaction pooling mode (docs/deployment.md): no startup options, settings `SET
+ * LOCAL` in the transaction that needs them, locks held by a transaction left open while they guard.
+ */
 
 const LOCK_POLL_MS = 100;
 /** How long a read beside a transaction waits for a table lock before it gives up. */
@@ -14,7 +19,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 /**
- * Opens the server at `url`; with `schema`, every connection works in that schema. `keepOpen`
+ * Opens the server at `url`; with `schema`, every statement works in that schema (a `SET LOCAL
+ * search_path` in its transaction: a statement outside one gets a transaction of its own). `keepOpen`
  * connections are opened before this resolves (or it throws) and never closed for being idle; the
  * rest of the `max` close after `idleMs`. A burst of requests then finds its connections ready
  * rather than waiting for new backends, whose start shows in the status tail. Kept
@@ -49,22 +55,18 @@ export async function openServerDatabase(
     // two-hour keepalive default: probe idle connections after 10 s.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
   };
   const pool = new pg.Pool({ ...connection, max, min: Math.min(keepOpen, max) });
   // Opened as reads need them, and closed when idle: an API process never opens one. A read queued
   // behind a table lock gives up (55P03, which the job retries): the lock may itself be waiting for
   // the transaction that waits for this read, a cycle PostgreSQL cannot see (Database.reader).
-  const readerPool =
-    readers > 0
-      ? new pg.Pool({
-          ...connection,
-          max: readers,
-          options: [connection.options, `-c lock_timeout=${READER_LOCK_TIMEOUT_MS}`]
-            .filter(Boolean)
-            .join(' '),
-        })
-      : null;
+  const readerPool = readers > 0 ? new pg.Pool({ ...connection, max: readers }) : null;
+  // Sent as one simple query: the settings cost no round trip of their own.
+  const begin = beginWith(schema ? [`SET LOCAL search_path TO ${quoteIdentifier(schema)}`] : []);
+  const beginReader = beginWith([
+    ...(schema ? [`SET LOCAL search_path TO ${quoteIdentifier(schema)}`] : []),
+    `SET LOCAL lock_timeout = ${READER_LOCK_TIMEOUT_MS}`,
+  ]);
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   readerPool?.on('error', () => undefined);
@@ -83,6 +85,42 @@ export async function openServerDatabase(
     },
   });
 
+  /** Runs `fn` in a transaction on a connection of `from`, opened by `opening` (BEGIN and its settings). */
+  const inTransaction = async <T>(from: pg.Pool, opening: string, fn: (tx: Queryable) => Promise<T>) => {
+    const lease = await checkOut(from);
+    const { client } = lease;
+    try {
+      await client.query(opening);
+      const value = await fn(wrap(client));
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      lease.release();
+    }
+  };
+
+  /**
+   * The main pool's statements in the schema: each in a transaction of its own, opened with the
+   * search_path; without a schema, straight on the pool. A multi-statement `exec` runs as one
+   * implicit transaction, so the setting goes in front of it: it lasts up to the string's first
+   * COMMIT (pg-boss's locked sections end with theirs, and name their schema).
+   */
+  const statements = (): Queryable => {
+    const direct = wrap(pool);
+    if (!schema) return direct;
+    return {
+      query: (text, params) => inTransaction(pool, begin, (tx) => tx.query(text, params)),
+      exec: (text) => direct.exec(`SET LOCAL search_path TO ${quoteIdentifier(schema)}; ${text}`),
+    };
+  };
+  const readerStatements = (from: pg.Pool): Queryable => ({
+    query: (text, params) => inTransaction(from, beginReader, (tx) => tx.query(text, params)),
+    exec: (text) => inTransaction(from, beginReader, (tx) => tx.exec(text)),
+  });
+
   const kept = Math.min(keepOpen, max);
   const refused = await fillPool(pool, kept);
   if (refused) {
@@ -94,36 +132,31 @@ export async function openServerDatabase(
 
   return {
     kind: 'server',
-    ...wrap(pool),
-    ...(readerPool ? { reader: wrap(readerPool), readerConnections: () => connectionsOf(readerPool) } : {}),
+    ...statements(),
+    ...(readerPool
+      ? { reader: readerStatements(readerPool), readerConnections: () => connectionsOf(readerPool) }
+      : {}),
     connections: () => connectionsOf(pool),
-    async transaction(fn) {
-      const lease = await checkOut(pool);
-      const { client } = lease;
-      try {
-        await client.query('BEGIN');
-        const value = await fn(wrap(client));
-        await client.query('COMMIT');
-        return value;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        lease.release();
-      }
-    },
+    transaction: (fn) => inTransaction(pool, begin, fn),
     async withLock(name, waitMs, fn) {
       // Deployments sharing one server in different schemas must not share lock keys.
       const key = `${schema ?? 'public'}:${name}`;
       return local.tryRun(key, waitMs, async () => {
         const lease = await checkOut(pool);
         const { client } = lease;
-        let locked = false;
+        let open = false;
         try {
+          // The lock belongs to a transaction left open while `fn` runs (on other connections): a
+          // transaction pooler keeps it on one server connection, and ending it, or losing the
+          // connection, releases the lock. It writes nothing, so it holds no snapshot back from
+          // vacuum; a server-wide idle_in_transaction_session_timeout must not end it mid-run.
+          await client.query(beginWith(['SET LOCAL idle_in_transaction_session_timeout = 0']));
+          open = true;
           const deadline = Date.now() + waitMs;
+          let locked = false;
           for (;;) {
             const { rows } = await client.query<{ ok: boolean }>(
-              'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+              'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok',
               [key],
             );
             locked = rows[0]?.ok === true;
@@ -133,10 +166,10 @@ export async function openServerDatabase(
           if (!locked) return null;
           return { value: await fn(lease.lost) };
         } finally {
-          // A connection that cannot unlock is destroyed instead, which releases the lock as well.
+          // A connection that cannot end the transaction is destroyed instead, which ends it as well.
           let destroy = false;
-          if (locked && !lease.lost.aborted) {
-            await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => {
+          if (open && !lease.lost.aborted) {
+            await client.query('ROLLBACK').catch(() => {
               destroy = true;
             });
           }
@@ -152,6 +185,16 @@ export async function openServerDatabase(
       await readerPool?.end();
     },
   };
+}
+
+/** `BEGIN` followed by `settings`, as one string (one round trip). */
+function beginWith(settings: string[]): string {
+  return ['BEGIN', ...settings].join('; ');
+}
+
+/** `name` as a quoted SQL identifier. */
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /** A pool's connections now: open, idle among them, and queries waiting for one. */

@@ -43,6 +43,14 @@ export function createHousekeeping(
    */
   async function sweep(staleSeconds: number): Promise<void> {
     const stale = await findTenantsWithStaleBatches(db, staleSeconds);
+    // At start they are batches a stop interrupted; later, batches no worker took up in time (a
+    // tenant lock that cannot be taken, a pool that hands out no connection: docs/deployment.md).
+    if (staleSeconds > 0 && stale.length > 0) {
+      log.warn(
+        { tenants: stale.slice(0, 10), count: stale.length, staleSeconds },
+        'unfinished batches untouched for a while: sending their tenants a new job',
+      );
+    }
     for (const tenantId of stale) await queue.send({ tenantId, batchId: null });
     if (stale.length > 0) queue.wake();
     await pruneRateLimitWindows(db);
