@@ -1,7 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { csvRows, type SheetRow } from '../spreadsheets/csv-rows.ts';
+import { xlsxRows } from '../spreadsheets/xlsx-rows.ts';
 import { checkSheet, numberedSheetItems } from '../spreadsheets/sheet-converter.ts';
 import type { SheetItem } from '../spreadsheets/sheet-items.ts';
+import { openFileSource } from './file-source.ts';
 
 /** The spreadsheet forms the client reads (CONTRACT §11.5). */
 export type SheetFormat = 'csv' | 'xlsx';
@@ -11,9 +13,12 @@ const READ_CHUNK_BYTES = 256 * 1024;
 /** The rows of `file`, read from the disk as they are needed. */
 async function* rowsOf(file: string, format: SheetFormat): AsyncGenerator<SheetRow> {
   if (format === 'xlsx') {
-    // exceljs takes ~0.2 s to load: only a run that reads an XLSX pays for it.
-    const { xlsxRows } = await import('../spreadsheets/xlsx-rows.ts');
-    yield* xlsxRows(file);
+    const source = await openFileSource(file);
+    try {
+      yield* xlsxRows(source);
+    } finally {
+      await source.close();
+    }
     return;
   }
   yield* csvRows(createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES }));

@@ -1,27 +1,47 @@
-import type { Readable } from 'node:stream';
-import ExcelJS from 'exceljs';
+import type { ByteSource } from './byte-source.ts';
 import type { SheetRow } from './csv-rows.ts';
-import { xlsxRowCells } from './xlsx-cells.ts';
+import { readZipDirectory } from './zip-directory.ts';
+import { findWorkbookParts } from './xlsx-workbook.ts';
+import { readSharedStrings } from './xlsx-shared-strings.ts';
+import { sheetRows } from './xlsx-sheet-rows.ts';
+
+/** How an XLSX file is read; the default suits every file, tests read in tiny pieces. */
+export interface XlsxReadOptions {
+  /** Compressed bytes read and inflated at a time (default 64 KiB). */
+  pieceBytes?: number;
+}
+
+/** A workbook opened for its first sheet's rows, which can be read as often as needed. */
+export interface XlsxWorkbook {
+  /** The first sheet's name, as its tab shows it. */
+  sheetName: string;
+  /** The first sheet's rows, read from the file again at each call, a row at a time. */
+  rows(): AsyncGenerator<SheetRow>;
+}
 
 /**
- * The rows of an XLSX file's first sheet, read with `exceljs`'s streaming reader: the sheet's XML is
- * parsed as it is unzipped, so a 100,000-row file is read holding a row at a time (and the shared
- * strings table, which the format keeps apart from the sheet). Node only: the dashboard reads XLSX
- * with `exceljs`'s browser build in a Web Worker (`ui/src/import/xlsx-worker.ts`). Row numbers are the sheet's, so an empty row is skipped and counted.
+ * Opens an XLSX file for the rows of its first sheet in tab order (docs/spreadsheets.md, "The XLSX
+ * reader"), for the command-line client and the dashboard alike: the zip's directory is read from its
+ * end, the workbook's parts are found through its relationships, and the shared strings are read into
+ * an array (the one thing held); each reading of the rows then inflates and parses the sheet as it
+ * goes. Runs in Node and in a browser: no Node module here. Throws `XlsxReadError` for a file it
+ * cannot read as a workbook.
  */
-export async function* xlsxRows(input: string | Readable): AsyncGenerator<SheetRow> {
-  const workbook = new ExcelJS.stream.xlsx.WorkbookReader(input, {
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    styles: 'ignore',
-    worksheets: 'emit',
-    entries: 'emit',
-  });
-  for await (const sheet of workbook) {
-    for await (const row of sheet as AsyncIterable<ExcelJS.Row>) {
-      yield { row: row.number, cells: xlsxRowCells(row.values as ExcelJS.CellValue[]) };
-    }
-    // The first sheet only (CONTRACT §11.4): the others are left unread.
-    return;
-  }
+export async function openXlsxWorkbook(
+  source: ByteSource,
+  options: XlsxReadOptions = {},
+): Promise<XlsxWorkbook> {
+  const zip = await readZipDirectory(source);
+  const parts = await findWorkbookParts(zip);
+  const shared =
+    parts.sharedStrings === null ? [] : await readSharedStrings(zip, parts.sharedStrings, options.pieceBytes);
+  return { sheetName: parts.sheetName, rows: () => sheetRows(zip, parts.sheet, shared, options.pieceBytes) };
+}
+
+/**
+ * The rows of an XLSX file's first sheet (`openXlsxWorkbook`, read once). Row numbers are the sheet's,
+ * so an empty row is skipped and counted.
+ */
+export async function* xlsxRows(source: ByteSource, options: XlsxReadOptions = {}): AsyncGenerator<SheetRow> {
+  yield* (await openXlsxWorkbook(source, options)).rows();
 }

@@ -8,6 +8,7 @@ import { assertProblem, ingest, storedProduct, withoutTimestamps } from '../help
 import { catalogOf, EXPORT_PATH, importItems, requestExport } from '../export/export-helpers.ts';
 import { SHEET_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
 import { xlsxRows } from '../../src/spreadsheets/xlsx-rows.ts';
+import { bytesSource } from '../../src/spreadsheets/byte-source.ts';
 import { csvBody, csvItems, XLSX_TYPE, xlsxBody, xlsxItems } from './sheet-helpers.ts';
 
 /** `GET /products/export` as CSV and XLSX (CONTRACT §11.4, §11.5): layout, guard, cells, round trip. */
@@ -135,7 +136,7 @@ void test('XLSX: texts are text cells in text-formatted columns, numbers numeric
   );
   // An empty text cell, which the streaming reader of the import tells from an empty cell.
   const rows = [];
-  for await (const row of xlsxRows(Readable.from([bytes]))) rows.push(row);
+  for await (const row of xlsxRows(bytesSource(bytes))) rows.push(row);
   assert.deepEqual(
     rows.map(({ row, cells }) => [row, cells[SHEET_COLUMNS.indexOf('brand')]]),
     [

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { csvRows } from '../../src/spreadsheets/csv-rows.ts';
 import { sheetItems } from '../../src/spreadsheets/sheet-converter.ts';
 import { xlsxRows } from '../../src/spreadsheets/xlsx-rows.ts';
+import { bytesSource } from '../../src/spreadsheets/byte-source.ts';
 import { XLSX_TYPE } from '../../src/spreadsheets/sheet-layout.ts';
 
 /** What the spreadsheet tests share: reading an export's file back into items with the converter. */
@@ -27,7 +27,7 @@ export async function csvItems(text: string): Promise<unknown[]> {
 /** The items of an XLSX file's bytes, by the same converter. */
 export async function xlsxItems(bytes: Buffer): Promise<unknown[]> {
   const items: unknown[] = [];
-  for await (const item of sheetItems(xlsxRows(Readable.from([bytes])))) {
+  for await (const item of sheetItems(xlsxRows(bytesSource(bytes)))) {
     assert.deepEqual(item.cellErrors, [], `row ${item.row}`);
     items.push(JSON.parse(item.text));
   }

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import ExcelJS from 'exceljs';
 import { ingest, readErrorLines, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { SHEET_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
+import { buildXlsx, type FixtureCell } from './xlsx-fixtures.ts';
 
 /** CONTRACT §11.5 through `npm run ingest -- FILE.csv|FILE.xlsx`, against the service as a process. */
 
@@ -289,6 +290,101 @@ void describe('npm run ingest with a spreadsheet', () => {
         ],
       },
     ]);
+  });
+
+  void test('XLSX as LibreOffice lays it out (shared strings after the sheet) and a first tab in sheet2.xml: the exact text (#53)', async () => {
+    const columns = [...SHEET_COLUMNS.slice(0, 16)];
+    const row = (id: string, name: string, sku: string): FixtureCell[] => [
+      id,
+      name,
+      'ÄPPLARÖ 😀 桌子',
+      ...Object.values(PRODUCT),
+      sku,
+      'Vit BLYSKÄR',
+      `https://shop.example/${sku}`,
+      95.5,
+      82,
+      214,
+      61.2,
+      'Beige',
+      1299.5,
+      'BLYSKÄR AB',
+    ];
+    const catalog = (name: string, sku: string) => ({
+      name: 'Catalog',
+      rows: [columns, row('lo-1', name, sku)],
+    });
+    const expected = (name: string, sku: string) => [
+      {
+        external_id: 'lo-1',
+        name,
+        description: 'ÄPPLARÖ 😀 桌子',
+        ...PRODUCT,
+        variants: [
+          {
+            sku,
+            name: 'Vit BLYSKÄR',
+            item_url: `https://shop.example/${sku}`,
+            depth: 95.5,
+            height: 82,
+            width: 214,
+            weight: 61.2,
+            color: 'Beige',
+            price: 1299.5,
+            brand: 'BLYSKÄR AB',
+            images: [],
+          },
+        ],
+      },
+    ];
+    const files = [
+      {
+        form: 'libreoffice',
+        bytes: buildXlsx([catalog('LOBERGET / BLYSKÄR, white', 'LO-1')], 'libreoffice'),
+      },
+      {
+        // The workbook lists Catalog first, kept in sheet2.xml; sheet1.xml is another tab, which
+        // would be refused (an unknown column) if it were read.
+        form: 'tab-order',
+        bytes: buildXlsx(
+          [
+            catalog('LOBERGET / BLYSKÄR, white', 'LO-2'),
+            { name: 'Notes', rows: [['note'], ['not the catalog']] },
+          ],
+          'excel',
+          { sheetFiles: ['sheet2.xml', 'sheet1.xml'] },
+        ),
+      },
+    ];
+    for (const { form, bytes } of files) {
+      const tenant = `sheet-xlsx-${form}-${randomUUID()}`;
+      const file = path.join(service.dir, `${tenant}.xlsx`);
+      await fs.writeFile(file, bytes);
+      const result = await run(file, tenant);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(
+        result.stderr.trim().split('\n').at(-1)!,
+        /^1 item: 1 upserted, 0 failed, 0 replayed, \d+\.\d s$/,
+      );
+      assert.deepEqual(
+        await stored(tenant),
+        expected('LOBERGET / BLYSKÄR, white', form === 'libreoffice' ? 'LO-1' : 'LO-2'),
+        form,
+      );
+    }
+  });
+
+  void test('a file named .xlsx that is not a workbook is refused before anything is sent', async () => {
+    const tenant = `sheet-not-xlsx-${randomUUID()}`;
+    const file = path.join(service.dir, `${tenant}.xlsx`);
+    await fs.writeFile(file, 'external_id,name\nsofa-1,Sofa\n');
+    const result = await run(file, tenant);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(
+      result.stderr,
+      /it is not an XLSX workbook that can be read \(it is not a zip file: no end of central directory record\)/,
+    );
+    assert.deepEqual(await service.allProducts(tenant), []);
   });
 
   void test('--dry-run of a CSV names row and column in the preview file, and stores nothing', async () => {

@@ -10,6 +10,9 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { ingest } from '../helpers/assertions.ts';
 import { catalogOf, importItems, requestExport } from '../export/export-helpers.ts';
 import { csvBody, csvItems, XLSX_TYPE, xlsxBody, xlsxItems } from './sheet-helpers.ts';
+import { openFileSource } from '../../src/client/file-source.ts';
+import { xlsxRows } from '../../src/spreadsheets/xlsx-rows.ts';
+import type { SheetRow } from '../../src/spreadsheets/csv-rows.ts';
 
 /**
  * CONTRACT §11.4's round trip through a real spreadsheet program: LibreOffice headless (Debian's
@@ -156,6 +159,38 @@ void test(
       expected[0]!.variants[1]!.price = 1199;
       expected[1]!.name = 'Round table';
       assert.deepEqual(await catalogOf(svc, token), expected);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+void test(
+  'non-ASCII names saved as XLSX by LibreOffice read back exactly through the CLI reader (#53)',
+  { skip },
+  async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sheet-lo-'));
+    try {
+      // Enough rows that LibreOffice's shared strings part spans many pieces of any reader's, with
+      // its 2-, 3- and 4-byte characters at every offset: the bug was BLYSKÄR read as BLYSK��R.
+      const names = ['LOBERGET / BLYSKÄR, white', 'ÄPPLARÖ bänk', 'Stol 😀🪑', '桌子 椅子', 'Ωmega façade'];
+      const rows = Array.from({ length: 3000 }, (_, i) => [`lo-${i}`, `${names[i % names.length]} ${i}`]);
+      const csv = path.join(dir, 'names.csv');
+      await fs.writeFile(
+        csv,
+        `external_id,name\n${rows.map(([id, name]) => `${id},"${name!.replace(/"/g, '""')}"`).join('\n')}\n`,
+      );
+      const source = await openFileSource(await convert(csv, 'xlsx', dir));
+      const read: SheetRow[] = [];
+      try {
+        for await (const row of xlsxRows(source)) read.push(row);
+      } finally {
+        await source.close();
+      }
+      assert.deepEqual(read, [
+        { row: 1, cells: ['external_id', 'name'] },
+        ...rows.map((cells, i) => ({ row: i + 2, cells })),
+      ]);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }

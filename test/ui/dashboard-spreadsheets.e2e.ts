@@ -1,8 +1,8 @@
 /**
  * The dashboard's import of spreadsheets (CONTRACT §11.5) in headless Chromium against the real
  * service: a CSV with a semicolon, a BOM, a product over two rows and a decimal-comma price, previewed
- * with rows and columns and sent without its invalid items; an XLSX made here with `exceljs`; a file
- * refused whole; and 100,000-row files read without freezing the page.
+ * with rows and columns and sent without its invalid items; an XLSX made here with `exceljs`; XLSX files
+ * laid out as LibreOffice writes them and with the first tab in sheet2.xml; a file refused whole; and 100,000-row files read without freezing the page.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -20,6 +20,7 @@ import {
   screenshot,
 } from './dashboard-browser.ts';
 import { PRODUCT_COLUMNS, VARIANT_COLUMNS, XLSX_TYPE } from '../../src/spreadsheets/sheet-layout.ts';
+import { buildXlsx, type FixtureCell } from '../spreadsheets/xlsx-fixtures.ts';
 
 const world = dashboardWorldForFile();
 
@@ -250,6 +251,101 @@ browserTest(
     });
   },
 );
+
+browserTest(
+  'XLSX laid out as LibreOffice does, and one whose first tab is sheet2.xml, import their exact text (#53)',
+  async (t) => {
+    const row = (id: string, sku: string): FixtureCell[] => [
+      id,
+      'LOBERGET / BLYSKÄR, white',
+      'ÄPPLARÖ 😀 桌子',
+      'Modern',
+      'Sofas & Loveseats',
+      'Sofa',
+      sku,
+      'Vit BLYSKÄR',
+      'https://shop.example/sofa',
+      95.5,
+      82,
+      214,
+      61.2,
+      'Beige',
+      1299.5,
+      'BLYSKÄR AB',
+    ];
+    const catalog = (id: string, sku: string) => ({ name: 'Catalog', rows: [COLUMNS, row(id, sku)] });
+    const files = [
+      { form: 'libreoffice', id: 'lo-1', bytes: buildXlsx([catalog('lo-1', 'LO-1')], 'libreoffice') },
+      {
+        form: 'tab-order',
+        id: 'lo-2',
+        // Catalog is the first tab, kept in sheet2.xml; sheet1.xml would be refused if it were read.
+        bytes: buildXlsx(
+          [catalog('lo-2', 'LO-2'), { name: 'Notes', rows: [['note'], ['not the catalog']] }],
+          'excel',
+          {
+            sheetFiles: ['sheet2.xml', 'sheet1.xml'],
+          },
+        ),
+      },
+    ];
+    for (const { form, id, bytes } of files) {
+      const token = await world.api.token(world.api.tenant(`xlsx-${form}`));
+      const page = await world.open(token, '#/import');
+      await scenario(t, page, `import-xlsx-${form}`, async () => {
+        await page
+          .getByLabel(PICK)
+          .setInputFiles({ name: `${form}.xlsx`, mimeType: XLSX_TYPE, buffer: Buffer.from(bytes) });
+        const totals = page.getByTestId('preview-totals');
+        await totals.waitFor({ timeout: 30_000 });
+        assert.equal(
+          (await totals.innerText()).replace(/\s+/g, ' '),
+          'Create 1 Update 0 Unchanged 0 Invalid 0',
+          form,
+        );
+        await page.getByRole('button', { name: 'Send all 1 items' }).click();
+        const batchRow = page.getByRole('region', { name: 'Submitted batches' }).locator('tbody tr');
+        await batchRow.getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+        const stored = await apiGet<{
+          name: string;
+          description: string;
+          variants: Array<{ sku: string; name: string; brand: string; price: number }>;
+        }>(token, `/products/${id}`);
+        assert.deepEqual(
+          {
+            name: stored.name,
+            description: stored.description,
+            variants: stored.variants.map(({ sku, name, brand, price }) => ({ sku, name, brand, price })),
+          },
+          {
+            name: 'LOBERGET / BLYSKÄR, white',
+            description: 'ÄPPLARÖ 😀 桌子',
+            variants: [{ sku: id.toUpperCase(), name: 'Vit BLYSKÄR', brand: 'BLYSKÄR AB', price: 1299.5 }],
+          },
+          form,
+        );
+      });
+    }
+  },
+);
+
+browserTest('a file named .xlsx that is not a workbook says so, and nothing is sent', async (t) => {
+  const token = await world.api.token(world.api.tenant('not-xlsx'));
+  const page = await world.open(token, '#/import');
+  await scenario(t, page, 'import-not-xlsx', async () => {
+    await page.getByLabel(PICK).setInputFiles({
+      name: 'catalog.xlsx',
+      mimeType: XLSX_TYPE,
+      buffer: Buffer.from('external_id,name\nsofa-1,Sofa\n'),
+    });
+    const alert = page.getByRole('alert').filter({ hasText: 'cannot be read' });
+    await alert.waitFor({ timeout: 30_000 });
+    assert.equal(
+      await alert.innerText(),
+      'catalog.xlsx cannot be read: it is not an XLSX workbook that can be read (it is not a zip file: no end of central directory record)',
+    );
+  });
+});
 
 browserTest('a repeated column refuses the file with its row and column, and nothing is sent', async (t) => {
   const tenant = world.api.tenant('refused');

@@ -1,29 +1,46 @@
 /**
- * The dashboard's XLSX reader, run in a Web Worker: `exceljs`'s browser build reads only a whole
- * workbook (its streaming reader needs Node's streams and file system), which for 100,000 rows is
- * seconds of work that would freeze the page. Here it freezes nothing; the page pulls the first
- * sheet's rows a slice at a time, as cells the shared converter takes (`src/spreadsheets/`). The
- * workbook is dropped once its rows are taken, so the worker holds only the cells' values.
+ * The dashboard's XLSX reader, run in a Web Worker: the shared reader (`src/spreadsheets/xlsx-rows.ts`,
+ * the command-line client's too) reads the chosen File by slices (`Blob.slice`), never whole, so the
+ * page neither freezes nor holds the workbook. Opening reads the zip's directory, finds the first
+ * sheet and reads the shared strings, which the worker then holds; each reading of the rows inflates
+ * and parses the sheet again as the page pulls it, a slice of rows at a time, so only a slice of
+ * rows is ever held.
  */
-import ExcelJS from 'exceljs';
+import { blobSource } from '../../../src/spreadsheets/byte-source.ts';
 import type { SheetRow } from '../../../src/spreadsheets/csv-rows.ts';
-import { xlsxRowCells } from '../../../src/spreadsheets/xlsx-cells.ts';
+import { openXlsxWorkbook, type XlsxWorkbook } from '../../../src/spreadsheets/xlsx-rows.ts';
+import { XlsxReadError } from '../../../src/spreadsheets/xlsx-read-error.ts';
 import { ROWS_PER_MESSAGE, type XlsxAnswer, type XlsxRequest } from './xlsx-protocol.ts';
 
-let rows: SheetRow[] = [];
+let workbook: Promise<XlsxWorkbook> | null = null;
+/** The readings the page has under way, by cursor. */
+const readings = new Map<number, AsyncGenerator<SheetRow>>();
 
 const answer = (message: XlsxAnswer) => postMessage(message);
 
-/** The first sheet's rows, numbered as the sheet numbers them (an empty row is skipped and counted). */
-async function readRows(file: File): Promise<SheetRow[]> {
-  const workbook = new ExcelJS.Workbook();
-  await workbook.xlsx.load(await file.arrayBuffer());
-  const sheet = workbook.worksheets[0];
-  const read: SheetRow[] = [];
-  sheet?.eachRow((row, number) => {
-    read.push({ row: number, cells: xlsxRowCells(row.values as ExcelJS.CellValue[]) });
-  });
-  return read;
+/** The message the page shows for a file that cannot be read, whatever stopped the reader. */
+const messageOf = (error: unknown) =>
+  error instanceof XlsxReadError
+    ? error.message
+    : new XlsxReadError(error instanceof Error ? error.message : String(error)).message;
+
+/** The next slice of reading `cursor`, which starts when it is new. */
+async function nextSlice(id: number, cursor: number): Promise<void> {
+  let reading = readings.get(cursor);
+  if (reading === undefined) {
+    reading = (await workbook!).rows();
+    readings.set(cursor, reading);
+  }
+  const rows: SheetRow[] = [];
+  while (rows.length < ROWS_PER_MESSAGE) {
+    const next = await reading.next();
+    if (next.done) {
+      readings.delete(cursor);
+      return answer({ type: 'rows', id, rows, done: true });
+    }
+    rows.push(next.value);
+  }
+  answer({ type: 'rows', id, rows, done: false });
 }
 
 addEventListener('message', (event: MessageEvent<XlsxRequest>) => {
@@ -31,24 +48,27 @@ addEventListener('message', (event: MessageEvent<XlsxRequest>) => {
   switch (request.type) {
     case 'open': {
       const started = performance.now();
-      readRows(request.file).then(
-        (read) => {
-          rows = read;
+      workbook = openXlsxWorkbook(blobSource(request.file));
+      workbook.then(
+        (opened) =>
           answer({
             type: 'opened',
-            rows: rows.length,
+            sheetName: opened.sheetName,
             milliseconds: Math.round(performance.now() - started),
-          });
-        },
-        (error: unknown) =>
-          answer({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
+          }),
+        (error: unknown) => answer({ type: 'failed', message: messageOf(error) }),
       );
       break;
     }
-    case 'rows': {
-      const end = request.from + ROWS_PER_MESSAGE;
-      answer({ type: 'rows', id: request.id, rows: rows.slice(request.from, end), done: end >= rows.length });
+    case 'rows':
+      nextSlice(request.id, request.cursor).catch((error: unknown) => {
+        readings.delete(request.cursor);
+        answer({ type: 'failed', id: request.id, message: messageOf(error) });
+      });
       break;
-    }
+    case 'close':
+      void readings.get(request.cursor)?.return(undefined);
+      readings.delete(request.cursor);
+      break;
   }
 });
