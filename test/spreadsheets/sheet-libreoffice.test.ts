@@ -7,7 +7,12 @@ import { parse } from 'csv-parse/sync';
 import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { ingest } from '../helpers/assertions.ts';
-import { convertWithLibreOffice as convert, skipWithoutSoffice as skip } from '../helpers/libreoffice.ts';
+import {
+  convertWithLibreOffice as convert,
+  CSV_EXPORT_FILTER,
+  CSV_IMPORT_FILTER,
+  skipWithoutSoffice as skip,
+} from '../helpers/libreoffice.ts';
 import { catalogOf, importItems, linesOf, requestExport } from '../export/export-helpers.ts';
 import { productRows } from '../../src/export/sheet-rows.ts';
 import type { StoredProduct } from '../../src/export/ingest-parts.ts';
@@ -207,3 +212,9 @@ void test(
     }
   },
 );
+
+void test('docs/spreadsheets.md gives the LibreOffice recipes these tests run', async () => {
+  const docs = await fs.readFile(new URL('../../docs/spreadsheets.md', import.meta.url), 'utf8');
+  assert.ok(docs.includes(`--convert-to 'csv:${CSV_EXPORT_FILTER}'`));
+  assert.ok(docs.includes(`--infilter='${CSV_IMPORT_FILTER}'`));
+});
