@@ -79,15 +79,24 @@ export interface CliService {
   stop(): Promise<void>;
 }
 
-/** Starts the service (`env` added to its settings) for the command-line client to talk to. */
-export async function startCliService(env: Record<string, string> = {}): Promise<CliService> {
+/**
+ * Starts the service (`env` added to its settings) for the command-line client to talk to, waiting
+ * at most `startTimeoutMs` for it to answer.
+ */
+export async function startCliService(
+  env: Record<string, string> = {},
+  startTimeoutMs?: number,
+): Promise<CliService> {
   const secret = randomBytes(32).toString('hex');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-cli-'));
-  const service: ServiceProcess = await spawnService({
-    AUTH_JWT_SECRET: secret,
-    DATA_DIR: path.join(dir, 'data'),
-    ...env,
-  });
+  const service: ServiceProcess = await spawnService(
+    {
+      AUTH_JWT_SECRET: secret,
+      DATA_DIR: path.join(dir, 'data'),
+      ...env,
+    },
+    startTimeoutMs,
+  );
   const config = loadConfig({ AUTH_JWT_SECRET: secret });
   const token = (tenant: string, scope: string) =>
     signServiceToken(config, { tenant, scope, ttlSeconds: 600, createSecret: false });
