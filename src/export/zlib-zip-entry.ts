@@ -7,7 +7,7 @@ const MAX_ENTRY_SIZE = 0xffff_ffff;
 
 /**
  * A deflated entry of an `fflate` `Zip`, compressed by Node's zlib: fflate's own `ZipDeflate` runs
- * in JavaScript on the event loop and deflated the export's sheet 5 to 10 times slower
+ * in JavaScript on the event loop and deflated the export's sheet 5 to 12 times slower
  * (docs/performance.md), while zlib runs in libuv's thread pool. fflate writes the entry's headers
  * and data descriptor; this gives it the compressed bytes, the CRC-32 and the size of the text.
  */
