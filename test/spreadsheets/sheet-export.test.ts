@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
+import { strFromU8, unzipSync } from 'fflate';
 import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { assertProblem, ingest, storedProduct, withoutTimestamps } from '../helpers/assertions.ts';
@@ -117,10 +118,32 @@ void test('CSV and XLSX round trip: an export ingested into an empty tenant give
   }
 });
 
-void test('XLSX: texts are text cells in text-formatted columns, numbers numeric cells, control characters escaped', async () => {
+void test('XLSX: texts are inline string cells in text-formatted columns, numbers numeric cells, control characters escaped', async () => {
   const token = await svc.token(svc.tenant('sheet-xlsx-cells'));
   await ingest(svc, token, trickyCatalog());
   const bytes = xlsxBody(await requestExport(svc, token, { accept: XLSX_TYPE }));
+  const parts = unzipSync(bytes);
+  assert.deepEqual(Object.keys(parts), [
+    '[Content_Types].xml',
+    '_rels/.rels',
+    'xl/workbook.xml',
+    'xl/_rels/workbook.xml.rels',
+    'xl/styles.xml',
+    'xl/worksheets/sheet1.xml',
+  ]);
+  const sheetXml = strFromU8(parts['xl/worksheets/sheet1.xml']!);
+  // String cells, never formula results (`t="str"`), whose escapes LibreOffice shows as written.
+  assert.deepEqual([...new Set(sheetXml.match(/ t="[^"]*"/g))], [' t="inlineStr"']);
+  assert.ok(
+    sheetXml.includes(
+      '<c r="C2" s="1" t="inlineStr"><is><t xml:space="preserve">line one_x000D_\nline two, "quoted"; ' +
+        'tab\there_x0001_ and _x005F_x0041_ literally</t></is></c>',
+    ),
+  );
+  assert.ok(
+    sheetXml.includes('<c r="A2" s="1" t="inlineStr"><is><t xml:space="preserve">00017</t></is></c>'),
+  );
+  assert.ok(sheetXml.includes('<c r="O2"><v>1e+21</v></c>'), 'a number is a numeric cell');
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.read(Readable.from([bytes]));
   const sheet = workbook.worksheets[0]!;
