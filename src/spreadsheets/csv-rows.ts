@@ -147,7 +147,7 @@ export async function csvEncodingRefusal(
     index = 0;
   }
   const column = row === 1 ? place.last?.cells[index] : place.header[index];
-  return new SheetLayoutError(error.message, row, String(column ?? '').trim());
+  return new SheetLayoutError(error.message, row, String(column ?? '').trim(), { cause: error });
 }
 
 /** The header's cells and the last row of the CSV text `before()` then `suffix`, and whether it ends a line. */

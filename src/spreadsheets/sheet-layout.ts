@@ -59,8 +59,9 @@ export class SheetLayoutError extends Error {
     readonly reason: string,
     readonly row: number,
     readonly column: string,
+    options?: { cause?: unknown },
   ) {
-    super(`row ${row}, column ${JSON.stringify(column)}: ${reason}`);
+    super(`row ${row}, column ${JSON.stringify(column)}: ${reason}`, options);
   }
 }
 
