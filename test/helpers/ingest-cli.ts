@@ -83,11 +83,12 @@ export interface CliService {
 export async function startCliService(env: Record<string, string> = {}): Promise<CliService> {
   const secret = randomBytes(32).toString('hex');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-cli-'));
-  const service: ServiceProcess = await spawnService({
-    AUTH_JWT_SECRET: secret,
-    DATA_DIR: path.join(dir, 'data'),
-    ...env,
-  });
+  // Two minutes to start: on a machine shared by many test runs, tsx's first load of the service
+  // alone has taken 50 s.
+  const service: ServiceProcess = await spawnService(
+    { AUTH_JWT_SECRET: secret, DATA_DIR: path.join(dir, 'data'), ...env },
+    120_000,
+  );
   const config = loadConfig({ AUTH_JWT_SECRET: secret });
   const token = (tenant: string, scope: string) =>
     signServiceToken(config, { tenant, scope, ttlSeconds: 600, createSecret: false });

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
+import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { PRODUCT_COLUMNS, VARIANT_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
 import { utf16, utf8, windows1252 } from './encoding-fixtures.ts';
 
@@ -67,8 +68,8 @@ void describe('npm run ingest with files in other encodings', () => {
   ];
 
   async function write(name: string, bytes: Uint8Array): Promise<{ tenant: string; file: string }> {
-    const tenant = `enc-${name}-${randomUUID()}`;
-    const file = path.join(service.dir, `${tenant}.${name.endsWith('json') ? name : 'csv'}`);
+    const tenant = `enc-${name.replace('.', '-')}-${randomUUID()}`;
+    const file = path.join(service.dir, name.includes('.') ? `${tenant}-${name}` : `${tenant}.csv`);
     await fs.writeFile(file, bytes);
     return { tenant, file };
   }
@@ -81,7 +82,7 @@ void describe('npm run ingest with files in other encodings', () => {
     assert.match(
       refused.stderr,
       new RegExp(
-        `^ingest: row 2, column "name": byte 0xE9 at offset ${text.indexOf('é')} is not UTF-8\\. ` +
+        `^ingest: cannot read .*\\.csv: row 2, column "name": byte 0xE9 at offset ${text.indexOf('é')} is not UTF-8\\. ` +
           'Save the file as "CSV UTF-8" or pass --encoding windows-1252$',
         'm',
       ),
@@ -128,15 +129,14 @@ void describe('npm run ingest with files in other encodings', () => {
 
   void test('JSON and JSONL not in UTF-8 are refused before any request naming line and byte; --encoding reads them', async () => {
     const item = (id: string) =>
-      JSON.stringify({
-        external_id: id,
-        name: NAME,
-        description: DESCRIPTION,
-        style: 'Modern',
-        type: 'Sofas & Loveseats',
-        sub_type: 'Sofa',
-        variants: [{ sku: `${id}-s`, name: 'Oat', item_url: 'https://shop.example/sofa', price: 10 }],
-      });
+      JSON.stringify(
+        product({
+          external_id: id,
+          name: NAME,
+          description: DESCRIPTION,
+          variants: [variant({ sku: `${id}-s` })],
+        }),
+      );
     const texts: Array<[string, string]> = [
       ['items.jsonl', `${item('sofa-1')}\n${item('sofa-2')}\n`],
       ['items.json', `[\n${item('sofa-1')},\n${item('sofa-2')}\n]\n`],
