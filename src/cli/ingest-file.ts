@@ -6,6 +6,7 @@ import { createIngestionClient } from '../client/ingestion-client.ts';
 import { ingestFile, type IngestOutcome } from '../client/ingest-runner.ts';
 import { previewFile } from '../client/preview-runner.ts';
 import { createProgress } from '../client/progress.ts';
+import { encodingOfLabel } from '../spreadsheets/text-encoding.ts';
 import { runCommand, UsageError } from './command.ts';
 import { checkIngestPaths } from './ingest-paths.ts';
 import { onInterrupt } from './interrupts.ts';
@@ -13,8 +14,8 @@ import { DEFAULT_BATCH_SIZE, finishRun, planRun } from './run-plan.ts';
 
 /**
  * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl|csv|xlsx]
- * [--batch-size N] [--concurrency N] [--quiet] [--label TEXT] [--resume] [--state PATH]
- * [--dry-run [--preview PATH]]` ingests a JSON, JSONL, CSV or XLSX file (docs/spreadsheets.md) of any size as one run (CONTRACT §11.6),
+ * [--encoding LABEL] [--batch-size N] [--concurrency N] [--quiet] [--label TEXT] [--resume]
+ * [--state PATH] [--dry-run [--preview PATH]]` ingests a JSON, JSONL, CSV or XLSX file (docs/spreadsheets.md) of any size as one run (CONTRACT §11.6),
  * or with --dry-run says what it would do, storing nothing (docs/cli.md). Exit code: 0 every item
  * upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable, token refused, nothing
  * to resume), 130 interrupted (SIGINT, SIGTERM, SIGHUP, or npm gone: docs/cli.md).
@@ -30,6 +31,9 @@ const USAGE = `usage: npm run ingest -- <file> [options]
                          required when <file> is not a regular file)
   --format <format>      json, jsonl, csv or xlsx; default: by extension (.jsonl/.ndjson, .csv, .xlsx), else json
                          (required when <file> is not a regular file)
+  --encoding <label>     the text encoding of a CSV, JSON or JSONL file that is not UTF-8: a WHATWG
+                         label such as windows-1252, iso-8859-15, utf-16le, shift_jis (default: UTF-8,
+                         or UTF-16 by its byte order mark)
   --batch-size <n>       items per batch, 1–1000 (default 1000)
   --concurrency <n>      batches in flight, 1–16 (default 2)
   --quiet                no progress, only the summary
@@ -61,6 +65,23 @@ const TOKEN_ON_COMMAND_LINE =
 
 /** Lifetime of a token minted with --tenant: long enough for a very large file. */
 const MINTED_TOKEN_TTL_SECONDS = 24 * 3600;
+
+/**
+ * --encoding as the encoding TextDecoder reads (docs/spreadsheets.md#encodings): any WHATWG label; an
+ * XLSX has no use for one (its XML says its own).
+ */
+function encodingOption(label: string | undefined, format: string): string | undefined {
+  if (label === undefined) return undefined;
+  if (encodingOfLabel(label) === null) {
+    throw new UsageError(
+      `--encoding ${JSON.stringify(label)} is not an encoding label; give a WHATWG label such as ` +
+        'windows-1252, iso-8859-15, utf-16le or shift_jis (https://encoding.spec.whatwg.org/#names-and-labels)',
+    );
+  }
+  if (format === 'xlsx')
+    throw new UsageError('--encoding is for CSV, JSON and JSONL files: an XLSX says its own');
+  return label;
+}
 
 function integerOption(name: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
@@ -137,7 +158,7 @@ function summary(outcome: IngestOutcome, errorsPath: string): string {
  */
 async function dryRun(
   input: string,
-  values: { format?: string; preview?: string; token?: string; tenant?: string },
+  values: { format?: string; encoding?: string; preview?: string; token?: string; tenant?: string },
   { baseUrl, batchSize }: { baseUrl: string; batchSize: number },
 ): Promise<number> {
   if (input === '-' && values.preview === undefined) {
@@ -158,7 +179,8 @@ async function dryRun(
     token: await tokenFrom(values),
     addressHint: ADDRESS_HINT,
   });
-  const outcome = await previewFile({ file, format, previewPath, batchSize, client });
+  const encoding = encodingOption(values.encoding, format);
+  const outcome = await previewFile({ file, format, encoding, previewPath, batchSize, client });
   const { create, update, unchanged, invalid } = outcome.summary;
   // The changes first, then the warnings, then the counts, the last line whatever came before.
   const listed = (title: (count: number) => string, { count, shown }: { count: number; shown: string[] }) => {
@@ -184,6 +206,7 @@ async function main(): Promise<number> {
       tenant: { type: 'string' },
       errors: { type: 'string' },
       format: { type: 'string' },
+      encoding: { type: 'string' },
       'batch-size': { type: 'string' },
       concurrency: { type: 'string', default: '2' },
       quiet: { type: 'boolean', default: false },
@@ -227,11 +250,13 @@ async function main(): Promise<number> {
     return dryRun(input, values, { baseUrl, batchSize: batchSize ?? DEFAULT_BATCH_SIZE });
   }
   const { file, format, errorsPath } = await checkIngestPaths(input, values);
+  const encoding = encodingOption(values.encoding, format);
   const token = await tokenFrom(values);
   const plan = await planRun({
     file,
     format,
     explicitFormat: values.format,
+    encoding,
     batchSize,
     label: values.label,
     resume: values.resume,
@@ -262,6 +287,7 @@ async function main(): Promise<number> {
   const outcome = await ingestFile({
     file,
     format,
+    encoding,
     errorsPath,
     batchSize: plan.batchSize,
     concurrency,

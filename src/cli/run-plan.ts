@@ -22,6 +22,8 @@ export interface RunOptions {
   format: FileFormat;
   /** `--format` as given, to tell a resume's conflicting choice from the default. */
   explicitFormat: string | undefined;
+  /** `--encoding`, as a WHATWG label: the file's text is read in it (docs/spreadsheets.md#encodings). */
+  encoding: string | undefined;
   batchSize: number | undefined;
   label: string | undefined;
   resume: boolean;
@@ -95,7 +97,7 @@ async function resumed(options: RunOptions, statePath: string, prior: RunRecord 
       `--resume continues run ${prior.run_id} as it began, with ${conflicts.join(', ')}; leave these options out`,
     );
   }
-  const survey = await surveyFile(options.file, prior.format, prior.batch_size);
+  const survey = await surveyFile(options.file, prior.format, prior.batch_size, options.encoding);
   const changed = resumeRefusal(prior, { statePath, now, fingerprint: survey.fingerprint });
   if (changed !== null) throw new Error(changed);
   return {
@@ -111,7 +113,7 @@ async function resumed(options: RunOptions, statePath: string, prior: RunRecord 
 /** A new run: it replaces the file's record, an unfinished run's too (that one can no longer be resumed). */
 async function started(options: RunOptions, statePath: string): Promise<RunPlan> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const survey = await surveyFile(options.file, options.format, batchSize);
+  const survey = await surveyFile(options.file, options.format, batchSize, options.encoding);
   const record: RunRecord = {
     version: 1,
     run_id: randomUUID(),

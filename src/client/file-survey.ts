@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { batchesOf, type WellFormedItem } from './batches.ts';
 import { readItems, type FileFormat } from './json-stream.ts';
+import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 
 /** What a first reading of a file says before anything is sent (CONTRACT §11.6). */
 export interface FileSurvey {
@@ -21,12 +22,17 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * Reads `file` once, as a run will (`readItems`, `batchesOf`), counting its batches and taking its
  * fingerprint. Holds one batch at a time. Only for a file that can be read again: a regular file.
  */
-export async function surveyFile(file: string, format: FileFormat, batchSize: number): Promise<FileSurvey> {
+export async function surveyFile(
+  file: string,
+  format: FileFormat,
+  batchSize: number,
+  encoding?: string,
+): Promise<FileSurvey> {
   const hash = createHash('sha256').update(`${format} ${batchSize}\n`);
   async function* items(): AsyncGenerator<WellFormedItem> {
     // Nothing is sent from here, and the items of a spreadsheet end at its first layout defect with
     // the error its check would throw: the check's own reading of the file would add nothing.
-    for await (const item of readItems(file, format, { checkSheetFirst: false })) {
+    for await (const item of readItems(file, format, { checkSheetFirst: false, encoding })) {
       if (item.text === undefined) {
         hash.update(`${item.position} malformed\n`);
         continue;
@@ -40,6 +46,9 @@ export async function surveyFile(file: string, format: FileFormat, batchSize: nu
   try {
     for await (const batch of batchesOf(items(), { size: batchSize })) batches = batch.seq;
   } catch (error) {
+    // A JSON file with a byte its encoding cannot read is refused before anything is sent (a
+    // spreadsheet's is, by the run's layout check).
+    if (error instanceof TextEncodingError) throw error;
     // The run will stop at the same place, with this message: so will a resumed one, alike.
     hash.update(`unreadable ${message(error)}`);
     return { batches: null, fingerprint: hash.digest('base64url') };

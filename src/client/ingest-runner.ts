@@ -12,6 +12,8 @@ export interface IngestRun {
   /** A path, or `-` for standard input. */
   file: string;
   format: FileFormat;
+  /** `--encoding`: the file's text encoding when it is neither UTF-8 nor UTF-16 with a byte order mark. */
+  encoding?: string;
   errorsPath: string;
   /** Items per batch, at most 1000. */
   batchSize: number;
@@ -107,6 +109,7 @@ export async function ingestFile(run: IngestRun): Promise<IngestOutcome> {
   async function* wellFormed(): AsyncGenerator<WellFormedItem> {
     for await (const item of readItems(run.file, run.format, {
       checkSheetFirst: run.layoutChecked !== true,
+      encoding: run.encoding,
     })) {
       counts.read++;
       run.progress.update(counts);

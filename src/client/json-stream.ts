@@ -1,7 +1,8 @@
-import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import readline from 'node:readline';
 import { placeErrors, type SheetItem } from '../spreadsheets/sheet-items.ts';
+import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
+import { fileBytes, fileText } from './file-text.ts';
 import { FILE_FORMATS, formatOfName, malformedJsonError, type FileFormat } from './file-format.ts';
 import { JsonStreamError, splitJsonArray } from './json-splitter.ts';
 import type { FieldError } from './problem-answer.ts';
@@ -39,7 +40,6 @@ export function unsentErrors(item: SourceItem & { text?: undefined }): FieldErro
 /** The file name that means standard input, as in most command-line tools. */
 export const STDIN = '-';
 
-const READ_CHUNK_BYTES = 256 * 1024;
 const OUTER_WHITESPACE = /^[ \t\r\n\uFEFF]+|[ \t\r\n]+$/g;
 
 /**
@@ -59,10 +59,54 @@ export function inputName(file: string): string {
   return file === STDIN ? 'standard input' : file;
 }
 
-/** A text stream of `file`: standard input for `-`, else the path opened (a FIFO or device as well). */
-function openInput(file: string): NodeJS.ReadableStream & { destroy(): void } {
-  if (file === STDIN) return process.stdin.setEncoding('utf8');
-  return createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
+/**
+ * The text of `file` (standard input for `-`), decoded as docs/spreadsheets.md#encodings says (UTF-8
+ * unless a byte order mark or `encoding` says otherwise); a byte the encoding cannot read ends it with
+ * `TextEncodingError`, naming the line it is on.
+ */
+async function* openInput(file: string, encoding: string | undefined): AsyncGenerator<string> {
+  const bytes = file === STDIN ? (process.stdin as AsyncIterable<Uint8Array>) : fileBytes(file);
+  let lineFeeds = 0;
+  try {
+    for await (const text of fileText(bytes, 'json', encoding)) {
+      for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lineFeeds++;
+      yield text;
+    }
+  } catch (error) {
+    if (error instanceof TextEncodingError) throw error.at(`${inputName(file)}, line ${lineFeeds + 1}`);
+    throw error;
+  }
+}
+
+/** The lines of `chunks`, ended by LF, CRLF or a lone CR (as Node's readline reads them). */
+async function* textLines(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+  const breaks = /\r\n|\n|\r/g;
+  let rest = '';
+  for await (const chunk of chunks) {
+    const text = rest + chunk;
+    let start = 0;
+    breaks.lastIndex = 0;
+    for (let found = breaks.exec(text); found !== null; found = breaks.exec(text)) {
+      // A CR at the end may be the first half of a CRLF that the next chunk finishes.
+      if (found[0] === '\r' && found.index === text.length - 1) break;
+      yield text.slice(start, found.index);
+      start = breaks.lastIndex;
+    }
+    rest = text.slice(start);
+  }
+  if (rest !== '') yield rest.replace(/\r$/, '');
+}
+
+/**
+ * Reads a JSON or JSON Lines `file` to its end, decoding only, and throws where a byte is not in its
+ * encoding: run before anything is sent, as a spreadsheet's layout check is. Standard input and pipes
+ * cannot be read twice: they are not checked ahead, and a run reading them stops at such a byte.
+ */
+async function checkEncoding(file: string, encoding: string | undefined): Promise<void> {
+  if (file === STDIN || !(await stat(file)).isFile()) return;
+  for await (const _ of openInput(file, encoding)) {
+    // decoding only
+  }
 }
 
 /** Why `text` is not one JSON value, or undefined when it is. */
@@ -76,23 +120,16 @@ function jsonDefect(text: string): string | undefined {
 }
 
 /** The items of a JSONL file (`-`: standard input), one per non-blank line; a line that is not JSON is yielded as malformed. */
-export async function* readJsonLines(file: string): AsyncGenerator<SourceItem> {
-  const input = openInput(file);
-  const lines = readline.createInterface({ input, crlfDelay: Infinity });
+export async function* readJsonLines(file: string, encoding?: string): AsyncGenerator<SourceItem> {
   let position = 0;
   let line = 0;
-  try {
-    for await (const raw of lines) {
-      line++;
-      const text = raw.replace(OUTER_WHITESPACE, '');
-      if (text === '') continue;
-      const malformed = jsonDefect(text);
-      yield malformed === undefined ? { position, line, text } : { position, line, malformed };
-      position++;
-    }
-  } finally {
-    lines.close();
-    input.destroy();
+  for await (const raw of textLines(openInput(file, encoding))) {
+    line++;
+    const text = raw.replace(OUTER_WHITESPACE, '');
+    if (text === '') continue;
+    const malformed = jsonDefect(text);
+    yield malformed === undefined ? { position, line, text } : { position, line, malformed };
+    position++;
   }
 }
 
@@ -101,11 +138,10 @@ export async function* readJsonLines(file: string): AsyncGenerator<SourceItem> {
  * its own (`{"a" 1}`) is yielded as malformed; a defect in the structure around the elements (an
  * unbalanced bracket, text after the array) throws `JsonStreamError`, since nothing after it can be read.
  */
-export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
-  const input = openInput(file);
+export async function* readJsonArray(file: string, encoding?: string): AsyncGenerator<SourceItem> {
   let position = 0;
   try {
-    for await (const { text, line } of splitJsonArray(input as AsyncIterable<string>)) {
+    for await (const { text, line } of splitJsonArray(openInput(file, encoding))) {
       const malformed = jsonDefect(text);
       yield malformed === undefined ? { position, line, text } : { position, line, malformed };
       position++;
@@ -113,8 +149,6 @@ export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
   } catch (error) {
     if (!(error instanceof JsonStreamError && error.looksLikeJsonLines)) throw error;
     throw new Error(`${error.message} (if the file is JSON Lines, pass --format jsonl)`, { cause: error });
-  } finally {
-    input.destroy();
   }
 }
 
@@ -122,7 +156,7 @@ export async function* readJsonArray(file: string): AsyncGenerator<SourceItem> {
 async function* readSheet(
   file: string,
   format: SheetFormat,
-  options: { checkFirst: boolean },
+  options: { checkFirst: boolean; encoding: string | undefined },
 ): AsyncGenerator<SourceItem> {
   for await (const { position, row, text, externalId, cellErrors, locate } of readSheetItems(
     file,
@@ -136,22 +170,27 @@ async function* readSheet(
 }
 
 /**
- * The items of `file` (`-`: standard input, JSON or JSON Lines) in `format`. A spreadsheet is first read
- * whole for its layout, so that a refused file sends nothing; `checkSheetFirst: false` skips that
- * reading for a reader that sends nothing (`readSheetItems`).
+ * The items of `file` (`-`: standard input, JSON or JSON Lines) in `format`, its text in `encoding`
+ * (`--encoding`; else UTF-8, or UTF-16 by a byte order mark). A spreadsheet is first read whole for
+ * its layout, and a JSON file for its encoding, so that a refused file sends nothing;
+ * `checkSheetFirst: false` skips that reading for a reader that has just done it or sends nothing.
  */
-export function readItems(
+export async function* readItems(
   file: string,
   format: FileFormat,
-  { checkSheetFirst = true }: { checkSheetFirst?: boolean } = {},
+  { checkSheetFirst = true, encoding }: { checkSheetFirst?: boolean; encoding?: string } = {},
 ): AsyncGenerator<SourceItem> {
   switch (format) {
     case 'jsonl':
-      return readJsonLines(file);
+      if (checkSheetFirst) await checkEncoding(file, encoding);
+      yield* readJsonLines(file, encoding);
+      return;
     case 'json':
-      return readJsonArray(file);
+      if (checkSheetFirst) await checkEncoding(file, encoding);
+      yield* readJsonArray(file, encoding);
+      return;
     case 'csv':
     case 'xlsx':
-      return readSheet(file, format, { checkFirst: checkSheetFirst });
+      yield* readSheet(file, format, { checkFirst: checkSheetFirst, encoding });
   }
 }

@@ -30,6 +30,8 @@ export interface PreviewLine {
 export interface PreviewRun {
   file: string;
   format: FileFormat;
+  /** `--encoding`: the file's text encoding when it is neither UTF-8 nor UTF-16 with a byte order mark. */
+  encoding?: string;
   previewPath: string;
   batchSize: number;
   client: IngestionClient;
@@ -102,7 +104,7 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
 
   /** The items to send; one that cannot be (not JSON, bad spreadsheet cells) is written here as `invalid`. */
   async function* wellFormed(): AsyncGenerator<WellFormedItem> {
-    for await (const item of readItems(run.file, run.format)) {
+    for await (const item of readItems(run.file, run.format, { encoding: run.encoding })) {
       read++;
       if (item.text !== undefined) {
         if (item.locate !== undefined) places.set(item.position, item.locate);

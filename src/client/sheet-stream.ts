@@ -1,17 +1,16 @@
-import { createReadStream } from 'node:fs';
-import { csvRows, type SheetRow } from '../spreadsheets/csv-rows.ts';
+import { csvEncodingRefusal, csvRows, type SheetRow } from '../spreadsheets/csv-rows.ts';
 import { xlsxRows } from '../spreadsheets/xlsx-rows.ts';
 import { checkSheet, numberedSheetItems } from '../spreadsheets/sheet-converter.ts';
 import type { SheetItem } from '../spreadsheets/sheet-items.ts';
+import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 import { openFileSource } from './file-source.ts';
+import { fileBytes, fileText } from './file-text.ts';
 
 /** The spreadsheet forms the client reads (CONTRACT §11.5). */
 export type SheetFormat = 'csv' | 'xlsx';
 
-const READ_CHUNK_BYTES = 256 * 1024;
-
-/** The rows of `file`, read from the disk as they are needed. */
-async function* rowsOf(file: string, format: SheetFormat): AsyncGenerator<SheetRow> {
+/** The rows of `file`, read from the disk as they are needed; `encoding` is `--encoding` (CSV only). */
+async function* rowsOf(file: string, format: SheetFormat, encoding?: string): AsyncGenerator<SheetRow> {
   if (format === 'xlsx') {
     const source = await openFileSource(file);
     try {
@@ -21,21 +20,29 @@ async function* rowsOf(file: string, format: SheetFormat): AsyncGenerator<SheetR
     }
     return;
   }
-  yield* csvRows(createReadStream(file, { encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES }));
+  try {
+    yield* csvRows(fileText(fileBytes(file), 'csv', encoding));
+  } catch (error) {
+    if (!(error instanceof TextEncodingError)) throw error;
+    // Read again up to the byte, to name its row and column (docs/spreadsheets.md#encodings).
+    throw await csvEncodingRefusal(error, () =>
+      fileText(fileBytes(file, { before: error.offset }), 'csv', error.encoding),
+    );
+  }
 }
 
 /**
  * The items of a CSV or XLSX file, by the shared converter. The file is read twice, both times
- * streamed: first to refuse it for a layout defect (`SheetLayoutError`, naming row and column)
- * before any item is handed on, so nothing of a refused file is sent; then for its items. A reader
- * that sends nothing may skip the first reading (`checkFirst: false`): its items then end with the
- * same error at the first defect.
+ * streamed: first to refuse it for a layout defect (`SheetLayoutError`, naming row and column; a byte
+ * its encoding cannot read is one) before any item is handed on, so nothing of a refused file is
+ * sent; then for its items. A reader that sends nothing may skip the first reading
+ * (`checkFirst: false`): its items then end with the same error at the first defect.
  */
 export async function* readSheetItems(
   file: string,
   format: SheetFormat,
-  { checkFirst = true }: { checkFirst?: boolean } = {},
+  { checkFirst = true, encoding }: { checkFirst?: boolean; encoding?: string } = {},
 ): AsyncGenerator<SheetItem & { position: number }> {
-  if (checkFirst) await checkSheet(rowsOf(file, format));
-  yield* numberedSheetItems(rowsOf(file, format));
+  if (checkFirst) await checkSheet(rowsOf(file, format, encoding));
+  yield* numberedSheetItems(rowsOf(file, format, encoding));
 }

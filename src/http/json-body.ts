@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError, UnsupportedContentEncodingError, ValidationError } from '../errors/app-errors.ts';
+import { utf8DefectAt } from '../runtime/utf8-defect.ts';
 import { JsonSyntaxError, JsonTooDeepError, lineAndColumn, outlineJson } from './json-outline.ts';
 
 /** Deepest JSON nesting a body may have (CONTRACT §2); deeper bodies are refused before storage. */
@@ -51,6 +52,20 @@ function malformedJsonDetail(bytes: Buffer, error: unknown): string {
 }
 
 /**
+ * Why a body that is not UTF-8 is refused (docs/api-conventions.md): the first byte that is not, at
+ * its 0-based byte offset, and its line and column as a malformed body's are named.
+ */
+function notUtf8Detail(bytes: Buffer): string {
+  const offset = Math.max(0, utf8DefectAt(bytes));
+  const { line, column } = lineAndColumn(bytes, offset);
+  const byte = `0x${bytes[offset]!.toString(16).toUpperCase().padStart(2, '0')}`;
+  return (
+    `The request body is not UTF-8: byte ${byte} at byte offset ${offset} (line ${line}, column ${column}) ` +
+    'is not a UTF-8 character. Send JSON as UTF-8.'
+  );
+}
+
+/**
  * Replaces Fastify's JSON parser: any `application/json` (charset allowed) body is checked by the
  * scanner of `json-outline.ts` (syntax exactly as `JSON.parse`, then depth), then parsed with
  * `JSON.parse` (an own `__proto__` key stays a plain property) — or, on a route with `bodyOutline`,
@@ -73,9 +88,12 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(new AppError('unsupported-media-type', `JSON bodies must be UTF-8, not ${charset}.`), undefined);
       return;
     }
-    const received = body as Buffer;
-    // Bytes that are not UTF-8 read as U+FFFD, as a text decoder reads them; what is stored is UTF-8.
-    const bytes = isUtf8(received) ? received : Buffer.from(received.toString('utf8'));
+    const bytes = body as Buffer;
+    // JSON is UTF-8 (RFC 8259): a byte that is not is refused, never stored as U+FFFD in its place.
+    if (!isUtf8(bytes)) {
+      done(new AppError('malformed-json', notUtf8Detail(bytes)), undefined);
+      return;
+    }
     let outline: unknown;
     try {
       outline = outlineJson(bytes, { maxDepth: MAX_JSON_DEPTH, maxArrayLength: OUTLINE_MAX_ARRAY_LENGTH });

@@ -1,5 +1,7 @@
 import { parse } from 'csv-parse';
 import { unguardFormula, type SheetCell } from './sheet-cells.ts';
+import { SheetLayoutError } from './sheet-layout.ts';
+import type { TextEncodingError } from './text-encoding.ts';
 
 /** A row of a spreadsheet: its number (the header is row 1) and its cells, left to right. */
 export interface SheetRow {
@@ -7,11 +9,16 @@ export interface SheetRow {
   cells: SheetCell[];
 }
 
-/** The CSV separator (CONTRACT §11.5): `,`, or `;` when the header row holds no `,`. */
-export function csvSeparator(start: string): ',' | ';' {
+/**
+ * The CSV separator (docs/spreadsheets.md): `,`; `;` when the header row holds no `,` (Excel in
+ * locales with a decimal comma); a tab when it holds neither (Excel's "Unicode Text").
+ */
+export function csvSeparator(start: string): ',' | ';' | '\t' {
   const newline = start.search(/[\r\n]/);
   const header = newline === -1 ? start : start.slice(0, newline);
-  return !header.includes(',') && header.includes(';') ? ';' : ',';
+  if (header.includes(',')) return ',';
+  if (header.includes(';')) return ';';
+  return header.includes('\t') ? '\t' : ',';
 }
 
 const QUOTE = 0x22;
@@ -58,7 +65,7 @@ interface RawRecord {
 const HEADER_LOOKAHEAD = 64 * 1024;
 
 /**
- * The rows of a CSV text fed in chunks (UTF-8 with or without BOM, RFC 4180 quoting, so a quoted
+ * The rows of a CSV text fed in chunks (decoded by `decodeText`, or text with or without a BOM, RFC 4180 quoting, so a quoted
  * cell may hold the separator, quotes and newlines), read with `csv-parse`: it streams, holds one
  * record at a time, and runs in the browser through its `browser/esm` build. Every record is a row,
  * a blank line too, so row numbers are those a spreadsheet program shows.
@@ -114,4 +121,54 @@ export async function* csvRows(chunks: AsyncIterable<string>): AsyncGenerator<Sh
     if (typeof parser.destroy === 'function') parser.destroy();
     await iterator.return?.();
   }
+}
+
+/**
+ * Where in a CSV a byte its encoding cannot read is (`TextEncodingError`), as the refusal names it:
+ * `row 12, column "name": byte 0xE9 at offset 4711 is not UTF-8. …`. `before` is the text of the file
+ * up to that byte, read again (the error path only): its rows are counted by the same rules as the
+ * file's, and the last one, cut off at the byte, tells the column. In the header row, the column is
+ * named by what was read of its cell.
+ */
+export async function csvEncodingRefusal(
+  error: TextEncodingError,
+  before: () => AsyncIterable<string>,
+): Promise<SheetLayoutError> {
+  const place = await lastRow(before, '').catch(async (failure: unknown) => {
+    // Cut off inside a quoted cell: closing the quote gives the same rows.
+    if ((failure as { code?: string }).code !== 'CSV_QUOTE_NOT_CLOSED') throw failure;
+    return lastRow(before, '"');
+  });
+  let row = place.last?.row ?? 1;
+  let index = Math.max(0, (place.last?.cells.length ?? 1) - 1);
+  // The byte starts a new record when the text before it ends one.
+  if (place.last !== null && place.endsLine) {
+    row++;
+    index = 0;
+  }
+  const column = row === 1 ? place.last?.cells[index] : place.header[index];
+  return new SheetLayoutError(error.message, row, String(column ?? '').trim(), { cause: error });
+}
+
+/** The header's cells and the last row of the CSV text `before()` then `suffix`, and whether it ends a line. */
+async function lastRow(
+  before: () => AsyncIterable<string>,
+  suffix: string,
+): Promise<{ header: readonly string[]; last: SheetRow | null; endsLine: boolean }> {
+  let header: string[] = [];
+  let last: SheetRow | null = null;
+  let endsLine = false;
+  async function* text(): AsyncGenerator<string> {
+    for await (const chunk of before()) {
+      if (chunk === '') continue;
+      endsLine = /[\r\n]$/.test(chunk);
+      yield chunk;
+    }
+    if (suffix !== '') yield suffix;
+  }
+  for await (const row of csvRows(text())) {
+    if (row.row === 1) header = row.cells.map((cell) => String(cell ?? ''));
+    last = row;
+  }
+  return { header, last, endsLine: endsLine && suffix === '' };
 }

@@ -59,9 +59,29 @@ export class SheetLayoutError extends Error {
     readonly reason: string,
     readonly row: number,
     readonly column: string,
+    options?: { cause?: unknown },
   ) {
-    super(`row ${row}, column ${JSON.stringify(column)}: ${reason}`);
+    super(`row ${row}, column ${JSON.stringify(column)}: ${reason}`, options);
   }
+}
+
+/**
+ * The UTF-8 byte order mark (EF BB BF) read as Latin-1 (Windows-1252) and written again as UTF-8: what
+ * a first header cell starts with after a program opened our UTF-8 CSV as Latin-1 and saved it.
+ */
+const MISREAD_BOM = '\u00EF\u00BB\u00BF';
+
+/** The refusal of a file whose first header cell starts with MISREAD_BOM: its other texts are garbled too. */
+function misreadUtf8(name: string): SheetLayoutError {
+  return new SheetLayoutError(
+    'the file is UTF-8 that another program read as Latin-1 (Windows-1252) and wrote again: ' +
+      `"${MISREAD_BOM}" is UTF-8's byte order mark read as three letters, and every other accented ` +
+      'letter is garbled the same way (é as Ã©). Open the original file again as UTF-8 (LibreOffice: ' +
+      'Character set "Unicode (UTF-8)" in the import dialog; Excel: Data → From Text/CSV, File origin ' +
+      '"65001: Unicode (UTF-8)") and save it as "CSV UTF-8"',
+    1,
+    name,
+  );
 }
 
 /** Where each column of a file is: the column's name → its 0-based index among the row's cells. */
@@ -76,6 +96,7 @@ export function readHeader(cells: readonly string[]): ColumnIndex {
   const columns = new Map<string, number>();
   cells.forEach((raw, index) => {
     const name = raw.trim();
+    if (index === 0 && name.startsWith(MISREAD_BOM)) throw misreadUtf8(name);
     // Empty cells after the last column are what spreadsheet programs leave behind: no column.
     if (name === '' && cells.slice(index).every((cell) => cell.trim() === '')) return;
     if (!KNOWN_COLUMNS.has(name)) {

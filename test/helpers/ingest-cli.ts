@@ -147,13 +147,11 @@ export async function startCliService(
 ): Promise<CliService> {
   const secret = randomBytes(32).toString('hex');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ingest-cli-'));
+  // Two minutes to start unless told: on a machine shared by many test runs, tsx's first load of the
+  // service alone has taken 50 s.
   const service: ServiceProcess = await spawnService(
-    {
-      AUTH_JWT_SECRET: secret,
-      DATA_DIR: path.join(dir, 'data'),
-      ...env,
-    },
-    startTimeoutMs,
+    { AUTH_JWT_SECRET: secret, DATA_DIR: path.join(dir, 'data'), ...env },
+    startTimeoutMs ?? 120_000,
   );
   const config = loadConfig({ AUTH_JWT_SECRET: secret });
   const token = (tenant: string, scope: string) =>

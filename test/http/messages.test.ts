@@ -225,6 +225,33 @@ describe('malformed JSON', () => {
   }
 });
 
+describe('a body that is not UTF-8', () => {
+  void test('is malformed-json naming the byte offset (0-based) of its first bad byte, on every JSON route; nothing is stored', async () => {
+    const token = await svc.token(svc.tenant('not-utf8'));
+    // "Café" as Windows-1252 writes it: é is the single byte 0xE9, after a line break and a UTF-8 "ü".
+    const text = `{"items": [\n  {"external_id": "ü", "name": "CafX sofa"}]}`;
+    const utf8 = Buffer.from(text);
+    const at = utf8.indexOf('X');
+    const body = Buffer.concat([utf8.subarray(0, at), Buffer.from([0xe9]), utf8.subarray(at + 1)]);
+    for (const url of ['/products/ingestions', '/products/ingestions/preview', '/webhook-endpoints']) {
+      const res = await svc.request({
+        method: 'POST',
+        url,
+        token,
+        body,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      });
+      const problem = assertProblem(res, { slug: 'malformed-json', instance: url });
+      assert.equal(
+        problem.detail,
+        `The request body is not UTF-8: byte 0xE9 at byte offset ${at} (line 2, column 36) ` +
+          'is not a UTF-8 character. Send JSON as UTF-8.',
+      );
+    }
+    await assertNothingStored(svc, token);
+  });
+});
+
 describe('a known path with a method it does not serve', () => {
   const cases: Array<[method: 'PUT' | 'DELETE' | 'PATCH' | 'POST' | 'GET', path: string, allow: string]> = [
     ['PUT', '/products/ingestions', 'GET, HEAD, POST, DELETE'],

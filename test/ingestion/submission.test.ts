@@ -235,18 +235,19 @@ void describe('202 accepted', () => {
     });
   });
 
-  void test('bytes that are not UTF-8 are read as U+FFFD, stored and processed', async () => {
+  void test('bytes that are not UTF-8 are 400 malformed-json naming the byte offset; nothing is stored', async () => {
     const token = await freshToken();
     const item = product({ name: 'Sofa MARK' });
     const text = Buffer.from(JSON.stringify({ items: [item] }));
     const at = text.indexOf('MARK');
     const body = Buffer.concat([text.subarray(0, at), Buffer.from([0xff, 0xc3]), text.subarray(at + 4)]);
-    const res = await post(token, body);
-    assert.equal(res.statusCode, 202, res.body);
-    const final = await svc.waitForTerminal(token, res.json<{ batch_id: string }>().batch_id);
-    assert.equal(final.status, 'completed');
-    const [stored] = await allProducts(svc, token);
-    assert.equal(stored?.name, 'Sofa \uFFFD\uFFFD');
+    const problem = assertProblem(await post(token, body), { slug: 'malformed-json', instance: PATH });
+    assert.equal(
+      problem.detail,
+      `The request body is not UTF-8: byte 0xFF at byte offset ${at} (line 1, column ${at + 1}) ` +
+        'is not a UTF-8 character. Send JSON as UTF-8.',
+    );
+    await assertNothingStored(svc, token);
   });
 
   void test('a repeated submission is a new batch, and both are processed', async () => {

@@ -1,6 +1,7 @@
 import { JsonStreamError, splitJsonArray } from '../../../src/client/json-splitter.ts';
 import { formatOfName, type FileFormat } from '../../../src/client/file-format.ts';
 import type { SheetRow } from '../../../src/spreadsheets/csv-rows.ts';
+import { TextEncodingError } from '../../../src/spreadsheets/text-encoding.ts';
 import { checkSheet, numberedSheetItems } from '../../../src/spreadsheets/sheet-converter.ts';
 import {
   placeErrors,
@@ -45,7 +46,11 @@ export const isSheet = (source: { format: FileFormat }) =>
 export interface ImportFile {
   file: File;
   format: FileFormat;
-  /** Throws a spreadsheet's layout defect (`SheetLayoutError`, naming row and column); JSON has none. */
+  /**
+   * Throws a spreadsheet's layout defect (`SheetLayoutError`, naming row and column; a byte its
+   * encoding cannot read is one), or a JSON file's byte its encoding cannot read (`TextEncodingError`,
+   * naming its line).
+   */
   check(): Promise<void>;
   /** The file's items, read from its start, streamed. */
   items(): AsyncGenerator<FileItem>;
@@ -63,7 +68,21 @@ function jsonDefect(text: string): string | undefined {
   }
 }
 
-async function* jsonLines(file: File): AsyncGenerator<FileItem> {
+/** The text of a JSON or JSON Lines file; a byte its encoding cannot read is named by its line. */
+async function* jsonText(file: File, encoding: string | undefined): AsyncGenerator<string> {
+  let lineFeeds = 0;
+  try {
+    for await (const text of textChunks(file, { encoding, format: 'json' })) {
+      for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lineFeeds++;
+      yield text;
+    }
+  } catch (error) {
+    if (error instanceof TextEncodingError) throw error.at(`line ${lineFeeds + 1}`);
+    throw error;
+  }
+}
+
+async function* jsonLines(file: File, encoding: string | undefined): AsyncGenerator<FileItem> {
   let rest = '';
   let line = 0;
   let position = 0;
@@ -77,7 +96,7 @@ async function* jsonLines(file: File): AsyncGenerator<FileItem> {
     position++;
     return found;
   };
-  for await (const chunk of textChunks(file)) {
+  for await (const chunk of jsonText(file, encoding)) {
     const lines = (rest + chunk).split('\n');
     rest = lines.pop()!;
     for (const raw of lines) {
@@ -89,12 +108,12 @@ async function* jsonLines(file: File): AsyncGenerator<FileItem> {
   if (last) yield last;
 }
 
-async function* jsonArray(file: File): AsyncGenerator<FileItem> {
+async function* jsonArray(file: File, encoding: string | undefined): AsyncGenerator<FileItem> {
   let position = 0;
   try {
     // The same splitter as the command-line client: the array is cut into element texts without
     // parsing the document, and each element is checked on its own.
-    for await (const { text, line } of splitJsonArray(textChunks(file))) {
+    for await (const { text, line } of splitJsonArray(jsonText(file, encoding))) {
       const malformed = jsonDefect(text);
       yield malformed === undefined ? { position, line, text } : { position, line, malformed };
       position++;
@@ -123,26 +142,45 @@ async function* sheetFileItems(rows: AsyncIterable<SheetRow>): AsyncGenerator<Fi
 
 /**
  * Opens `file` for the import. JSON, JSON Lines and CSV are read as text streams on the page, yielding
- * to it between slices (`textChunks`); XLSX is read by a Web Worker, loaded only now (see `xlsx-file.ts`).
+ * to it between slices (`textChunks`), in `encoding` when one is chosen (else UTF-8, or UTF-16 by a
+ * byte order mark); XLSX is read by a Web Worker, loaded only now (see `xlsx-file.ts`).
  */
-export async function openImportFile(file: File): Promise<ImportFile> {
+export async function openImportFile(
+  file: File,
+  { encoding }: { encoding?: string | undefined } = {},
+): Promise<ImportFile> {
   const format = formatOf(file);
   const json = (items: () => AsyncGenerator<FileItem>): ImportFile => ({
     file,
     format,
-    check: async () => {},
+    // Read to its end before anything is sent, as a spreadsheet's layout is: decoding only.
+    check: async () => {
+      for await (const _ of jsonText(file, encoding)) {
+        // decoding only
+      }
+    },
     items,
     close: () => {},
   });
   switch (format) {
     case 'jsonl':
-      return json(() => jsonLines(file));
+      return json(() => jsonLines(file, encoding));
     case 'json':
-      return json(() => jsonArray(file));
+      return json(() => jsonArray(file, encoding));
     case 'csv': {
       // csv-parse's browser build carries its own stream library: fetched only for a CSV file.
-      const { csvRows } = await import('../../../src/spreadsheets/csv-rows.ts');
-      const rows = () => csvRows(textChunks(file));
+      const { csvEncodingRefusal, csvRows } = await import('../../../src/spreadsheets/csv-rows.ts');
+      async function* rows(): AsyncGenerator<SheetRow> {
+        try {
+          yield* csvRows(textChunks(file, { encoding, format: 'csv' }));
+        } catch (error) {
+          if (!(error instanceof TextEncodingError)) throw error;
+          // Read again up to the byte, to name its row and column (docs/spreadsheets.md#encodings).
+          throw await csvEncodingRefusal(error, () =>
+            textChunks(file.slice(0, error.offset), { encoding: error.encoding, format: 'csv' }),
+          );
+        }
+      }
       return {
         file,
         format,

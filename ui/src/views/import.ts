@@ -4,6 +4,7 @@ import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
 import { h, longId, replace, table, type Child } from '../dom.ts';
 import { batchLabel, nameLabelBase } from '../../../src/client/batch-label.ts';
 import { SheetLayoutError, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
+import { TextEncodingError } from '../../../src/spreadsheets/text-encoding.ts';
 import { inGroups, isSheet, openImportFile, type ImportFile } from '../import/file-items.ts';
 import { previewTable, sentErrorsTable } from '../import/import-tables.ts';
 import { previewFile, type FilePreview } from '../import/preview-run.ts';
@@ -29,6 +30,27 @@ interface Submitted extends SentGroup {
 /** Which items a submission sends: all that can be sent, or only those the preview found valid (#47). */
 type SendMode = 'all' | 'valid';
 
+/**
+ * The encodings offered for a CSV, JSON or JSON Lines file (docs/spreadsheets.md#encodings): the value
+ * is a WHATWG label; the empty one detects (UTF-8, or UTF-16 by a byte order mark). The first are what
+ * spreadsheet programs write in Western Europe and the Americas.
+ */
+const ENCODINGS: ReadonlyArray<[value: string, label: string]> = [
+  ['', 'Detect (UTF-8 / UTF-16)'],
+  ['windows-1252', 'Windows-1252 (Western European, Excel "CSV (Comma delimited)")'],
+  ['iso-8859-15', 'ISO-8859-15 (Western European, with €)'],
+  ['utf-16le', 'UTF-16LE (without byte order mark)'],
+  ['utf-16be', 'UTF-16BE (without byte order mark)'],
+  ['macintosh', 'Mac OS Roman'],
+  ['windows-1250', 'Windows-1250 (Central European)'],
+  ['windows-1251', 'Windows-1251 (Cyrillic)'],
+  ['iso-8859-2', 'ISO-8859-2 (Central European)'],
+  ['shift_jis', 'Shift_JIS (Japanese)'],
+  ['gbk', 'GBK (Simplified Chinese)'],
+  ['big5', 'Big5 (Traditional Chinese)'],
+  ['euc-kr', 'EUC-KR (Korean)'],
+];
+
 /** Failed items listed under the submitted batches; each batch's page lists all of its own. */
 const MAX_SENT_ERROR_ROWS = 1000;
 
@@ -50,6 +72,11 @@ export const importView: View = (main) => {
     type: 'file',
     accept: `.json,.jsonl,.ndjson,.csv,.xlsx,application/json,text/csv,${XLSX_TYPE}`,
   });
+  const encodingSelect = h(
+    'select',
+    { id: 'encoding', 'aria-describedby': 'encoding-help' },
+    ...ENCODINGS.map(([value, label]) => h('option', { value }, label)),
+  );
   const sendValidButton = h('button', { type: 'button', class: 'primary' });
   const sendAllButton = h('button', { type: 'button', disabled: true }, 'Send');
   /** The send buttons: "Send N valid items" only beside "Send all" when the preview found invalid ones. */
@@ -82,7 +109,11 @@ export const importView: View = (main) => {
     status.textContent = `${source?.file.name ?? ''}: ${parts.join('; ')}. Will be sent in batches of at most ${SUBMISSION_SIZE}.`;
   }
 
+  /** The file chosen last, read again when another encoding is chosen. */
+  let chosenFile: File | null = null;
+
   async function choose(chosen: File) {
+    chosenFile = chosen;
     const mine = ++generation;
     source?.close();
     source = null;
@@ -103,13 +134,13 @@ export const importView: View = (main) => {
     replace(toolbar, sendAllButton);
     status.textContent = `Reading ${chosen.name}…`;
     try {
-      const opened = await openImportFile(chosen);
+      const opened = await openImportFile(chosen, { encoding: encodingSelect.value || undefined });
       if (mine !== generation) return opened.close();
       source = opened;
-      if (isSheet(opened)) {
-        status.textContent = `Checking the layout of ${chosen.name}…`;
-        await opened.check();
-      }
+      status.textContent = isSheet(opened)
+        ? `Checking the layout of ${chosen.name}…`
+        : `Checking the text of ${chosen.name}…`;
+      await opened.check();
       const found = await previewFile(opened, (partial) => {
         if (mine === generation) status.textContent = `Previewed ${partial.items} items of ${chosen.name}…`;
       });
@@ -124,9 +155,13 @@ export const importView: View = (main) => {
       if (mine !== generation) return;
       status.textContent = '';
       message.textContent =
-        error instanceof SheetLayoutError
-          ? `${chosen.name} is refused and nothing was sent: ${error.message}. Correct the file and choose it again.`
-          : `${chosen.name} cannot be read: ${errorText(error)}`;
+        // A byte the encoding cannot read: the message says what to do (save as UTF-8, choose one).
+        error instanceof TextEncodingError ||
+        (error instanceof SheetLayoutError && error.cause instanceof TextEncodingError)
+          ? `${chosen.name} is refused and nothing was sent: ${error.message}.`
+          : error instanceof SheetLayoutError
+            ? `${chosen.name} is refused and nothing was sent: ${error.message}. Correct the file and choose it again.`
+            : `${chosen.name} cannot be read: ${errorText(error)}`;
     }
   }
 
@@ -296,6 +331,9 @@ export const importView: View = (main) => {
     const chosen = input.files?.[0];
     if (chosen) void choose(chosen);
   });
+  encodingSelect.addEventListener('change', () => {
+    if (chosenFile) void choose(chosenFile);
+  });
   const zone = h(
     'div',
     {
@@ -320,8 +358,20 @@ export const importView: View = (main) => {
       'A JSON array, {"items": [...]}, one item per line (.jsonl), or a spreadsheet (.csv, .xlsx) with a row per variant (see docs/spreadsheets.md). Read in pieces: any size works.',
     ),
   );
+  const encodingField = h(
+    'div',
+    { class: 'field' },
+    h('label', { for: 'encoding' }, 'Text encoding'),
+    encodingSelect,
+    h(
+      'p',
+      { class: 'help', id: 'encoding-help' },
+      'For CSV, JSON and JSON Lines files. Detect reads UTF-8, and UTF-16 with a byte order mark; a file in another encoding is refused, naming the first byte it cannot read, until its encoding is chosen here. Excel\'s "CSV (Comma delimited)" is Windows-1252.',
+    ),
+  );
   main.append(
     h('h1', {}, 'Import a file'),
+    encodingField,
     zone,
     message,
     status,
