@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import { PRODUCT_COLUMNS } from './catalog.repository.ts';
 import type { ProductView } from './product-schema.ts';
+import { colorSpellings } from './enums.ts';
 
 /** SQL of the catalog search (CONTRACT §11.7): migration 013's documents, matched and ranked. */
 
@@ -37,7 +38,8 @@ const WEIGHTS = `'{0.05, 0.2, 0.5, 1.0}'`;
  * the whole-word match to the prefix match, so "oak" ranks a product with the word "oak" before one
  * with only "oaken". Without `q` every rank is 0 and the order is by external_id.
  *
- * The variant filters are one EXISTS: one variant satisfies all of them. The matches are a
+ * The variant filters are one EXISTS: one variant satisfies all of them; `color` matches each of
+ * its spellings (`Gray` and `Grey`, `COLOR_SPELLINGS`). The matches are a
  * materialized CTE, read once for the count and once for the page.
  */
 export async function searchProducts(
@@ -69,11 +71,11 @@ export async function searchProducts(
              ? `AND EXISTS (
                   SELECT 1 FROM variants v
                   WHERE v.tenant_id = p.tenant_id AND v.external_id = p.external_id
-                    AND ($6::text IS NULL OR v.color = $6)
+                    AND ($6::text[] IS NULL OR v.color = ANY($6::text[]))
                     AND ($7::float8 IS NULL OR v.price >= $7)
                     AND ($8::float8 IS NULL OR v.price <= $8)
                 )`
-             : `AND $6::text IS NULL AND $7::float8 IS NULL AND $8::float8 IS NULL`
+             : `AND $6::text[] IS NULL AND $7::float8 IS NULL AND $8::float8 IS NULL`
          }
      ),
      page AS (
@@ -95,7 +97,9 @@ export async function searchProducts(
       c.type ?? null,
       c.style ?? null,
       c.sub_type ?? null,
-      c.color ?? null,
+      // Every spelling of the colour (enums.ts): `= ANY` of a short array, which an index on the
+      // column could serve as it would `=`.
+      c.color === undefined ? null : colorSpellings(c.color),
       c.min_price ?? null,
       c.max_price ?? null,
       after?.rank ?? null,

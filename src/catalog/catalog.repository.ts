@@ -107,6 +107,11 @@ export const variantKeys = (rows: readonly VariantRow[]): VariantKeys => ({
  * at 100,000 products. Computing it here writes each product row once per chunk;
  * a refresh after the variants upsert would write it twice. A sku the chunk sends that another
  * product owns makes the variants upsert roll the transaction back, so it never reaches a document.
+ *
+ * A stored product keeps its `updated_at` here, and its row is not written at all when its columns
+ * and document are as stored: whether an item changed the product is the history's to say (its
+ * entries, made while this runs), and {@link touchProducts} then moves `updated_at` of those it
+ * changed (docs/decisions.md). A new product is inserted with the chunk's time.
  */
 export async function upsertProducts(
   tx: Queryable,
@@ -142,9 +147,32 @@ export async function upsertProducts(
      LEFT JOIN terms AS t ON t.external_id = x.external_id
      ON CONFLICT (tenant_id, external_id) DO UPDATE SET
        name = EXCLUDED.name, description = EXCLUDED.description, style = EXCLUDED.style,
-       type = EXCLUDED.type, sub_type = EXCLUDED.sub_type, updated_at = ${laterThan('p.updated_at', NOW)},
-       search = EXCLUDED.search`,
+       type = EXCLUDED.type, sub_type = EXCLUDED.sub_type, search = EXCLUDED.search
+     WHERE (p.name, p.description, p.style, p.type, p.sub_type, p.search)
+       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.description, EXCLUDED.style, EXCLUDED.type, EXCLUDED.sub_type,
+                         EXCLUDED.search)`,
     [tenantId, products.json, variants.skus, variants.externalIds, variants.brands],
+  );
+}
+
+/**
+ * Moves `updated_at` of the stored products `externalIds` to the chunk's time (`laterThan`): those
+ * an applied item changed, as the chunk's history entries say (src/worker/chunk-writer.ts), so
+ * that `updated_at` and the history follow one comparison and cannot disagree. A product that
+ * items left as stored keeps its `updated_at`. One index probe per product; the chunk holds their
+ * row locks.
+ */
+export async function touchProducts(
+  tx: Queryable,
+  tenantId: string,
+  externalIds: readonly string[],
+): Promise<void> {
+  if (externalIds.length === 0) return;
+  await tx.query(
+    `UPDATE products AS p SET updated_at = ${laterThan('p.updated_at', NOW)}
+     FROM unnest($2::text[]) AS k(external_id)
+     WHERE p.tenant_id = $1 AND p.external_id = k.external_id`,
+    [tenantId, externalIds],
   );
 }
 

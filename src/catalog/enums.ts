@@ -66,6 +66,20 @@ export const FURNITURE_COLORS = [
   'Ivory',
 ] as const;
 
+/**
+ * Colours the spec lists under two spellings: `Gray` and `Grey` name one colour (the US and the
+ * British spelling), so a `color` filter of either finds variants stored with either
+ * (docs/search.md). Both stay valid values, and a variant keeps the spelling it was sent with: a
+ * round trip (export, import) gives back what was sent. The one place that says so.
+ */
+export const COLOR_SPELLINGS: ReadonlyArray<readonly FurnitureColor[]> = [['Gray', 'Grey']];
+
+/** The stored colours a `color` filter of `color` matches: `color`, and its other spellings. */
+export function colorSpellings(color: string): string[] {
+  const spellings = COLOR_SPELLINGS.find((set) => (set as readonly string[]).includes(color));
+  return spellings ? [...spellings] : [color];
+}
+
 export const FURNITURE_SUB_TYPES = [
   'Sofa',
   'Modular Sofa',

@@ -39,7 +39,8 @@ const NEXT_N = (externalId: string) =>
 /**
  * Records the entries of one chunk (or of one API delete) with one statement. The caller holds the
  * row lock of each product named (a chunk's upsert, a delete's own), so no other writer takes the
- * same numbers. `at` is the transaction's time, the `updated_at` a chunk's upsert writes.
+ * same numbers. `at` is the transaction's time, the `updated_at` a chunk writes on the products
+ * its entries name (`touchProducts`).
  */
 export async function insertHistory(
   tx: Queryable,

@@ -28,6 +28,7 @@ import { frameworkErrorHandler, registerErrorHandler } from './error-handler.ts'
 import { registerJsonBodyParser } from './json-body.ts';
 import { problemPages } from './problem-pages.ts';
 import { requestIdOf } from './request-id.ts';
+import { serviceIndex } from './service-index.ts';
 import { withRequestId } from './schemas.ts';
 import { createValidatorCompiler } from './validator-compiler.ts';
 
@@ -159,6 +160,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(healthRoutes, { checks: deps.readiness, metrics: deps.metrics });
   await app.register(problemPages);
+  await app.register(serviceIndex);
   await app.register(dashboardRoute, { oidc: config.uiOidc });
   await app.register(faviconRoute);
   await app.register(ingestionRoutes, {

@@ -69,3 +69,13 @@ export function prefersMediaType(accept: string | undefined, alternative: string
   const usual = acceptance(ranges, fallback) ?? [0, -1];
   return wanted[0] > usual[0] || (wanted[0] === usual[0] && wanted[1] > usual[1]);
 }
+
+/**
+ * Whether `accept` names `mediaType` itself (not only through `*\/*` or `type/*`) with a weight
+ * above 0: what a browser asking for a page sends (`text/html,application/xhtml+xml,…`).
+ */
+export function namesMediaType(accept: string | undefined, mediaType: string): boolean {
+  if (!accept) return false;
+  const [type, subtype] = mediaType.split('/');
+  return parseAccept(accept).some((range) => range.type === type && range.subtype === subtype && range.q > 0);
+}

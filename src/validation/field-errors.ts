@@ -51,12 +51,37 @@ function typeText(type: unknown): string {
 /** Enumerations up to this size are listed whole in an error; larger ones are named (CONTRACT §11.8). */
 export const LISTED_ENUM_MAX = 12;
 
+/**
+ * The page that lists every value of the named enumerations, one section each, whose id is the
+ * enumeration's name (`/problems/validation-error#FurnitureColor`): a page of the service itself,
+ * open without a token, so a person reading an error can open it (docs/api-conventions.md#errors).
+ */
+export const ENUMERATIONS_PAGE = '/problems/validation-error';
+
+/** Where the values of the enumeration `name` are listed. */
+export const enumerationLink = (name: string) => `${ENUMERATIONS_PAGE}#${name}`;
+
 const quoted = (values: readonly unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
 
+/** Characters of a sent value shown in a message; a longer one is cut, with `…`. */
+const SHOWN_VALUE_MAX = 60;
+
 /**
- * The message for a value outside an enumeration: a short enumeration is listed whole, with the
- * value most likely meant; a long one is named, with up to 3 values closest to what was sent
- * (its full list is the field's `enum` in the OpenAPI document).
+ * The value sent, as JSON writes it (so quotes, control characters and lone surrogates show
+ * escaped), cut to its first {@link SHOWN_VALUE_MAX} characters.
+ */
+function shownValue(sent: unknown): string {
+  if (typeof sent !== 'string') return JSON.stringify(sent) ?? String(sent);
+  const characters = Array.from(sent);
+  if (characters.length <= SHOWN_VALUE_MAX) return JSON.stringify(sent);
+  return `${JSON.stringify(characters.slice(0, SHOWN_VALUE_MAX).join('')).slice(0, -1)}…"`;
+}
+
+/**
+ * The message for a value outside an enumeration, the one every enumeration error is worded with
+ * (item fields, preview, query parameters, spreadsheet cells): it names the value sent; a short
+ * enumeration is listed whole, with the value most likely meant; a long one is named, with its
+ * count, where its values are listed, and up to 3 values closest to what was sent.
  */
 export function enumMessage(
   label: string,
@@ -64,17 +89,17 @@ export function enumMessage(
   allowed: readonly unknown[],
   sent: unknown,
 ) {
-  const values = `the ${name ?? 'allowed'} values (exact, case-sensitive)`;
+  const values = `the ${name ?? 'allowed'} values`;
+  const refused = `${label} ${shownValue(sent)} is not one of`;
   if (allowed.length <= LISTED_ENUM_MAX) {
     const [meant] = closestEnumValues(sent, allowed, 1);
     const hint = meant === undefined ? '.' : `; did you mean ${JSON.stringify(meant)}?`;
-    return `${label} must be one of ${values}: ${quoted(allowed)}${hint}`;
+    return `${refused} ${values} (exact, case-sensitive): ${quoted(allowed)}${hint}`;
   }
   const closest = closestEnumValues(sent, allowed, 3);
-  const hint =
-    closest.length === 0 ? '' : `; the closest ${closest.length === 1 ? 'is' : 'are'} ${quoted(closest)}`;
-  const where = `${allowed.length} values, listed in GET /openapi.json`;
-  return `${label} must be one of the ${name ?? 'allowed'} values (exact, case-sensitive; ${where})${hint}.`;
+  const hint = closest.length === 0 ? '' : `; closest: ${quoted(closest)}`;
+  const where = name === undefined ? '' : `, listed at ${enumerationLink(name)}`;
+  return `${refused} the ${allowed.length} ${name ?? 'allowed'} values (exact, case-sensitive${where})${hint}.`;
 }
 
 /** Maps one Ajv error onto the contract's codes, or `null` for errors another one already covers. */

@@ -1,6 +1,11 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { isConnectionFailure } from '../db/database-unavailable.ts';
-import { lockProducts, upsertProducts, upsertVariants } from '../catalog/catalog.repository.ts';
+import {
+  lockProducts,
+  touchProducts,
+  upsertProducts,
+  upsertVariants,
+} from '../catalog/catalog.repository.ts';
 import {
   insertSerializedHistory,
   serializeEntries,
@@ -52,6 +57,16 @@ class SkuOwnedElsewhereError extends Error {
   }
 }
 
+/**
+ * The stored products the chunk's entries say an item changed: those with an entry, but not one
+ * the chunk creates (its insert already wrote the chunk's time). The entries decide, so a product's
+ * `updated_at` moves exactly when its history records a change (docs/decisions.md).
+ */
+function changedStoredProducts(entries: SerializedEntries): string[] {
+  const created = new Set(entries.externalIds.filter((_, i) => entries.actions[i] === 'create'));
+  return [...new Set(entries.externalIds.filter((id) => !created.has(id)))];
+}
+
 /** A chunk's merge made inside its write's transaction, reading the catalog through `tx`. */
 export type MergeInTransaction = (tx: Queryable) => Promise<WritableChunk>;
 
@@ -88,8 +103,8 @@ async function upsertProductsMakingHistory(
 
 /**
  * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, the stored
- * rows the upserts will change (chunk-history.ts), one upsert per table, the products' history,
- * the merge's rejections. The history's entries are made here while the server runs the products
+ * rows the upserts will change (chunk-history.ts), one upsert per table, the products' history and
+ * the `updated_at` of the products it records changes of, the merge's rejections. The history's entries are made here while the server runs the products
  * upsert, and on a server read beside it (docs/performance.md). `merged` is the chunk, or its merge to make in the same
  * transaction when the merge reads stored rows, so that nothing changes them in between.
  * `onWriting` is called once the variants statement is on its way (the worker prepares the next
@@ -114,6 +129,7 @@ export async function writeChunk(
       const entries = await upsertProductsMakingHistory(tx, db, batch, chunk);
       if (entries === null) throw new SkuOwnedElsewhereError();
       await insertSerializedHistory(tx, batch, entries);
+      await touchProducts(tx, batch.tenantId, changedStoredProducts(entries));
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
       onWriting?.();
       if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();

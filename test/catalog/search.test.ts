@@ -153,6 +153,37 @@ void test('filters alone and with q: type, style, sub_type, and one variant sati
   assert.deepEqual(await found(token, { min_price: '300', max_price: '100' }), []);
 });
 
+void test('a color filter of Gray or Grey finds variants of either spelling, each stored as sent (CONTRACT §12.2)', async () => {
+  const token = await svc.token(svc.tenant('search-grey'));
+  await store(token, [
+    item('g-gray', 'Gray sofa', [{ sku: 'g1', color: 'Gray', price: 100 }]),
+    item('g-grey', 'Grey sofa', [{ sku: 'g2', color: 'Grey', price: 300 }]),
+    item('g-charcoal', 'Charcoal sofa', [{ sku: 'g3', color: 'Charcoal', price: 100 }]),
+    item('g-both', 'Two-tone chair', [
+      { sku: 'g4', color: 'Grey', price: 50 },
+      { sku: 'g5', color: 'White', price: 500 },
+    ]),
+  ]);
+  for (const color of ['Gray', 'Grey']) {
+    const page = await get(token, { color });
+    assert.equal(page.total, 3, color);
+    assert.deepEqual(await found(token, { color }), ['g-both', 'g-gray', 'g-grey'], color);
+    // One variant must still satisfy every variant filter, whatever its spelling.
+    assert.deepEqual(await found(token, { color, min_price: '100' }), ['g-gray', 'g-grey'], color);
+    assert.deepEqual(await found(token, { color, max_price: '60' }), ['g-both'], color);
+    assert.deepEqual(await found(token, { q: 'sofa', color }), ['g-gray', 'g-grey'], color);
+  }
+  assert.deepEqual(await found(token, { color: 'Charcoal' }), ['g-charcoal']);
+  assert.deepEqual(await found(token, { color: 'White' }), ['g-both']);
+  const colors = async (id: string) =>
+    (await svc.request({ method: 'GET', url: `/products/${id}`, token }))
+      .json<{ variants: Array<{ color: string }> }>()
+      .variants.map((v) => v.color);
+  assert.deepEqual(await colors('g-gray'), ['Gray']);
+  assert.deepEqual(await colors('g-grey'), ['Grey']);
+  assert.deepEqual(await colors('g-both'), ['Grey', 'White']);
+});
+
 void test('an invalid filter value is a 400 naming the parameter', async () => {
   const token = await svc.token(svc.tenant('search-bad'));
   const cases: Array<[Record<string, string>, string]> = [

@@ -8,6 +8,8 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
 import { createSafeFetch } from '../../src/analysis/safe-fetch.ts';
 import { buildAnalysisApp, decodeForTests, fakeClassifier, mintToken } from '../analysis/analysis-helpers.ts';
+import { csvItems } from '../spreadsheets/sheet-helpers.ts';
+import { FURNITURE_COLORS, FURNITURE_SUB_TYPES } from '../../src/catalog/enums.ts';
 
 const svc = testServiceForFile();
 
@@ -21,6 +23,11 @@ const TYPES =
   '"Sofas & Loveseats", "Chairs", "Stools & Benches", "Ottomans & Poufs", "Tables", "Storage & Display", ' +
   '"Bed Frames & Daybeds", "Mattresses & Bedding", "Lighting", "Rugs & Textiles", ' +
   '"Decorative Accessories", "Furniture Care"';
+/** A long enumeration is named, with its count and the page of the service that lists its values. */
+const COLORS =
+  '31 FurnitureColor values (exact, case-sensitive, listed at /problems/validation-error#FurnitureColor)';
+const SUB_TYPES =
+  '139 FurnitureSubType values (exact, case-sensitive, listed at /problems/validation-error#FurnitureSubType)';
 
 /** The errors[] of a 400 `validation-error`, asserted to be one. */
 function fieldErrors(res: LightMyRequestResponse, instance: string): unknown {
@@ -36,14 +43,14 @@ describe('a value outside an enumeration', () => {
       {
         field: 'status',
         code: 'invalid_value',
-        message: `status must be one of the allowed values ${EXACT}: ${STATUSES}.`,
+        message: `status "bogus" is not one of the allowed values ${EXACT}: ${STATUSES}.`,
       },
     ]);
     assert.deepEqual(fieldErrors(await list('Completed'), '/products/ingestions'), [
       {
         field: 'status',
         code: 'invalid_value',
-        message: `status must be one of the allowed values ${EXACT}: ${STATUSES}; did you mean "completed"?`,
+        message: `status "Completed" is not one of the allowed values ${EXACT}: ${STATUSES}; did you mean "completed"?`,
       },
     ]);
   });
@@ -51,19 +58,30 @@ describe('a value outside an enumeration', () => {
   void test('in a search filter is named by its enumeration, as in a body', async () => {
     const token = await svc.token(svc.tenant('enum-search'));
     const search = (params: string) => svc.request({ method: 'GET', url: `/products?${params}`, token });
-    const colors = `FurnitureColor values ${EXACT.slice(0, -1)}; 31 values, listed in GET /openapi.json)`;
     assert.deepEqual(fieldErrors(await search('style=modern'), '/products'), [
       {
         field: 'style',
         code: 'invalid_value',
-        message: `style must be one of the FurnitureStyle values ${EXACT}: ${STYLES}; did you mean "Modern"?`,
+        message: `style "modern" is not one of the FurnitureStyle values ${EXACT}: ${STYLES}; did you mean "Modern"?`,
       },
     ]);
     assert.deepEqual(fieldErrors(await search('color=Gry'), '/products'), [
       {
         field: 'color',
         code: 'invalid_value',
-        message: `color must be one of the ${colors}; the closest are "Gray", "Grey".`,
+        message: `color "Gry" is not one of the ${COLORS}; closest: "Gray", "Grey".`,
+      },
+    ]);
+    assert.deepEqual(fieldErrors(await search('type=Tbles&sub_type=Anthracite'), '/products'), [
+      {
+        field: 'type',
+        code: 'invalid_value',
+        message: `type "Tbles" is not one of the FurnitureType values ${EXACT}: ${TYPES}; did you mean "Tables"?`,
+      },
+      {
+        field: 'sub_type',
+        code: 'invalid_value',
+        message: `sub_type "Anthracite" is not one of the ${SUB_TYPES}.`,
       },
     ]);
   });
@@ -80,12 +98,12 @@ describe('a value outside an enumeration', () => {
       {
         field: 'events[1]',
         code: 'invalid_value',
-        message: `events[1] must be one of the allowed values ${EXACT}: ${EVENTS}; did you mean "batch.completed"?`,
+        message: `events[1] "batch.complete" is not one of the allowed values ${EXACT}: ${EVENTS}; did you mean "batch.completed"?`,
       },
       {
         field: 'events[2]',
         code: 'invalid_value',
-        message: `events[2] must be one of the allowed values ${EXACT}: ${EVENTS}.`,
+        message: `events[2] "done" is not one of the allowed values ${EXACT}: ${EVENTS}.`,
       },
     ]);
     const endpoints = await svc.request({ method: 'GET', url: '/webhook-endpoints', token });
@@ -108,8 +126,6 @@ describe('a value outside an enumeration', () => {
       json: { items },
     });
     assert.equal(res.statusCode, 200, res.body);
-    const colors = `FurnitureColor values ${EXACT.slice(0, -1)}; 31 values, listed in GET /openapi.json)`;
-    const subTypes = `FurnitureSubType values ${EXACT.slice(0, -1)}; 139 values, listed in GET /openapi.json)`;
     assert.deepEqual(
       res.json<{ data: Array<{ errors: unknown }> }>().data.map((entry) => entry.errors),
       [
@@ -117,38 +133,130 @@ describe('a value outside an enumeration', () => {
           {
             field: 'style',
             code: 'invalid_value',
-            message: `style must be one of the FurnitureStyle values ${EXACT}: ${STYLES}; did you mean "Modern"?`,
+            message: `style "Modrn" is not one of the FurnitureStyle values ${EXACT}: ${STYLES}; did you mean "Modern"?`,
           },
           {
             field: 'type',
             code: 'invalid_value',
-            message: `type must be one of the FurnitureType values ${EXACT}: ${TYPES}; did you mean "Tables"?`,
+            message: `type "Table" is not one of the FurnitureType values ${EXACT}: ${TYPES}; did you mean "Tables"?`,
           },
           {
             field: 'variants[0].color',
             code: 'invalid_value',
-            message: `variants[0].color must be one of the ${colors}; the closest are "Grey", "Green".`,
+            message: `variants[0].color "Gren" is not one of the ${COLORS}; closest: "Grey", "Green".`,
           },
         ],
         [
           {
             field: 'sub_type',
             code: 'invalid_value',
-            message: `sub_type must be one of the ${subTypes}; the closest are "Sectional", "Sectional Set", "Sectional Loveseat".`,
+            message: `sub_type "sectional" is not one of the ${SUB_TYPES}; closest: "Sectional", "Sectional Set", "Sectional Loveseat".`,
           },
           {
             field: 'variants[0].color',
             code: 'invalid_value',
-            message: `variants[0].color must be one of the ${colors}; the closest is "Navy".`,
+            message: `variants[0].color "navy" is not one of the ${COLORS}; closest: "Navy".`,
           },
           {
             field: 'variants[1].color',
             code: 'invalid_value',
-            message: `variants[1].color must be one of the ${colors}.`,
+            message: `variants[1].color "Victorian" is not one of the ${COLORS}.`,
           },
         ],
       ],
     );
+  });
+});
+
+describe('an enumeration error names the value sent (CONTRACT §12.2)', () => {
+  void test('in a spreadsheet cell, read by the converter the CLI and the dashboard share', async () => {
+    const token = await svc.token(svc.tenant('enum-sheet'));
+    const header =
+      'external_id,name,description,style,type,sub_type,sku,variant_name,item_url,depth,height,width,weight,color,price,brand';
+    const row = (id: string, color: string) =>
+      `${id},Chair,d,Modern,Chairs,Armchair,${id}-1,v,https://shop.example/${id},1,2,3,4,${color},10,B`;
+    const items = await csvItems(
+      [header, row('sheet-1', 'Anthracite'), row('sheet-2', 'Charcol')].join('\r\n'),
+    );
+    const res = await svc.request({
+      method: 'POST',
+      url: '/products/ingestions/preview',
+      token,
+      json: { items },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(
+      res.json<{ data: Array<{ errors: unknown }> }>().data.map((entry) => entry.errors),
+      [
+        [
+          {
+            field: 'variants[0].color',
+            code: 'invalid_value',
+            message: `variants[0].color "Anthracite" is not one of the ${COLORS}.`,
+          },
+        ],
+        [
+          {
+            field: 'variants[0].color',
+            code: 'invalid_value',
+            message: `variants[0].color "Charcol" is not one of the ${COLORS}; closest: "Charcoal".`,
+          },
+        ],
+      ],
+    );
+  });
+
+  void test('in the worker, on the errors page: quotes escaped, a long value cut', async () => {
+    const token = await svc.token(svc.tenant('enum-worker'));
+    const sent = `"Grey" ${'x'.repeat(70)}`;
+    const submitted = await svc.request({
+      method: 'POST',
+      url: '/products/ingestions',
+      token,
+      json: { items: [product({ style: 'Victorian', variants: [variant({ color: sent })] })] },
+    });
+    assert.equal(submitted.statusCode, 202, submitted.body);
+    const { batch_id: batchId } = submitted.json<{ batch_id: string }>();
+    await svc.waitForTerminal(token, batchId);
+    const errors = await svc.request({ method: 'GET', url: `/products/ingestions/${batchId}/errors`, token });
+    const shown = `"\\"Grey\\" ${'x'.repeat(53)}…"`;
+    assert.deepEqual(
+      errors.json<{ data: Array<{ errors: unknown }> }>().data.map((record) => record.errors),
+      [
+        [
+          {
+            field: 'style',
+            code: 'invalid_value',
+            message: `style "Victorian" is not one of the FurnitureStyle values ${EXACT}: ${STYLES}.`,
+          },
+          {
+            field: 'variants[0].color',
+            code: 'invalid_value',
+            message: `variants[0].color ${shown} is not one of the ${COLORS}.`,
+          },
+        ],
+      ],
+    );
+  });
+
+  void test('a long enumeration points at a page of the service that lists every value, without a token', async () => {
+    const res = await svc.request({ method: 'GET', url: '/problems/validation-error', token: null });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    for (const [name, values] of [
+      ['FurnitureColor', FURNITURE_COLORS],
+      ['FurnitureSubType', FURNITURE_SUB_TYPES],
+    ] as const) {
+      const section = new RegExp(
+        `<h3 id="${name}">${name}</h3><p>(\\d+) values, exact and case-sensitive:</p><ul>(.*?)</ul>`,
+      ).exec(res.body);
+      assert.ok(section, name);
+      assert.equal(Number(section[1]), values.length);
+      const listed = [...section[2]!.matchAll(/<li><code>(.*?)<\/code><\/li>/g)].map(
+        ([, value]) => JSON.parse(value!.replace(/&quot;/g, '"').replace(/&amp;/g, '&')) as string,
+      );
+      assert.deepEqual(listed, [...values]);
+    }
   });
 });
 

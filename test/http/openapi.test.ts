@@ -95,6 +95,7 @@ void test('is OpenAPI 3.1 and lists every operation with the statuses it answers
   assert.deepEqual(Object.fromEntries(operations), {
     'GET /healthz': ['200'],
     'GET /readyz': ['200', '503'],
+    'GET /': ['200', '302'],
     'POST /products/ingestions': ['202', '400', '401', '403', '413', '415', '422', '429', 'default'],
     'POST /products/ingestions/preview': ['200', '400', '401', '403', '413', '415', '429', 'default'],
     'GET /products/ingestions': ['200', '400', '401', '403', 'default'],

@@ -702,10 +702,11 @@ void test('an enumeration value off only in case or spacing suggests the exact o
   ];
   const { errors } = await ingestAndRead(svc, token, items);
   // Up to 12 values are listed whole (CONTRACT §11.8); longer enumerations are named, with the closest.
+  // Each names the value sent (CONTRACT §12.2) and, for a long enumeration, the page listing it.
   const styles = `values (exact, case-sensitive): ${FURNITURE_STYLES.map((v) => JSON.stringify(v)).join(', ')}`;
   const types = `values (exact, case-sensitive): ${FURNITURE_TYPES.map((v) => JSON.stringify(v)).join(', ')}`;
-  const named = (count: number) =>
-    `values (exact, case-sensitive; ${count} values, listed in GET /openapi.json)`;
+  const named = (count: number, name: string) =>
+    `${count} ${name} values (exact, case-sensitive, listed at /problems/validation-error#${name})`;
   assert.deepEqual(
     errors.map((r) => [r.index, r.errors]),
     [
@@ -715,7 +716,7 @@ void test('an enumeration value off only in case or spacing suggests the exact o
           {
             field: 'style',
             code: 'invalid_value',
-            message: `style must be one of the FurnitureStyle ${styles}; did you mean "Mid-Century Modern"?`,
+            message: `style "mid century  modern" is not one of the FurnitureStyle ${styles}; did you mean "Mid-Century Modern"?`,
           },
         ],
       ],
@@ -725,12 +726,12 @@ void test('an enumeration value off only in case or spacing suggests the exact o
           {
             field: 'type',
             code: 'invalid_value',
-            message: `type must be one of the FurnitureType ${types}; did you mean "Sofas & Loveseats"?`,
+            message: `type "sofas&loveseats" is not one of the FurnitureType ${types}; did you mean "Sofas & Loveseats"?`,
           },
           {
             field: 'sub_type',
             code: 'invalid_value',
-            message: `sub_type must be one of the FurnitureSubType ${named(FURNITURE_SUB_TYPES.length)}; the closest are "Sofa", "Sofa Bed", "Sofa Table".`,
+            message: `sub_type "Sofa " is not one of the ${named(FURNITURE_SUB_TYPES.length, 'FurnitureSubType')}; closest: "Sofa", "Sofa Bed", "Sofa Table".`,
           },
         ],
       ],
@@ -740,12 +741,12 @@ void test('an enumeration value off only in case or spacing suggests the exact o
           {
             field: 'style',
             code: 'invalid_value',
-            message: `style must be one of the FurnitureStyle ${styles}.`,
+            message: `style "Victorian" is not one of the FurnitureStyle ${styles}.`,
           },
           {
             field: 'variants[0].color',
             code: 'invalid_value',
-            message: `variants[0].color must be one of the FurnitureColor ${named(FURNITURE_COLORS.length)}; the closest is "Navy".`,
+            message: `variants[0].color "NAVY" is not one of the ${named(FURNITURE_COLORS.length, 'FurnitureColor')}; closest: "Navy".`,
           },
         ],
       ],
