@@ -267,6 +267,18 @@ export async function waitTerminal(
   return (await svc.waitForTerminal(token, batchId, timeoutMs)) as unknown as StatusRecord;
 }
 
+/** `POST /products/ingestions/preview` of `items`, asserted 200; its answer as `T`. */
+export async function previewItems<T>(svc: TestService, token: string, items: unknown[]): Promise<T> {
+  const res = await svc.request({
+    method: 'POST',
+    url: '/products/ingestions/preview',
+    token,
+    json: { items },
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json<T>();
+}
+
 /** Submits `items` and waits until the batch is terminal; returns the final status record. */
 export async function ingest(
   svc: TestService,

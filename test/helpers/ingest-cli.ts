@@ -134,6 +134,8 @@ export interface CliService {
   token(tenant: string, scope: string): Promise<string>;
   /** Every product the tenant has, walking the cursors of GET /products. */
   allProducts(tenant: string): Promise<Array<Record<string, unknown>>>;
+  /** Runs `npm run ingest`'s command on `file` for `tenant` against this service, `extra` options added. */
+  ingest(file: string, tenant: string, extra?: string[]): Promise<CliRun>;
   stop(): Promise<void>;
 }
 
@@ -162,6 +164,8 @@ export async function startCliService(
     secret,
     dir,
     token,
+    ingest: (file, tenant, extra = []) =>
+      ingest([file, '--url', service.baseUrl, '--tenant', tenant, ...extra], { AUTH_JWT_SECRET: secret }),
     async allProducts(tenant) {
       const bearer = await token(tenant, 'catalog:read');
       const products = [];

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { testServiceForFile } from '../helpers/test-service.ts';
-import { assertNothingStored, assertProblem } from '../helpers/assertions.ts';
+import { assertNothingStored, assertProblem, previewItems } from '../helpers/assertions.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { createAnalysisService } from '../../src/analysis/analysis.service.ts';
 import { createSafeFetch } from '../../src/analysis/safe-fetch.ts';
@@ -119,15 +119,9 @@ describe('a value outside an enumeration', () => {
         variants: [variant({ color: 'navy' }), variant({ color: 'Victorian' })],
       }),
     ];
-    const res = await svc.request({
-      method: 'POST',
-      url: '/products/ingestions/preview',
-      token,
-      json: { items },
-    });
-    assert.equal(res.statusCode, 200, res.body);
+    const answer = await previewItems<{ data: Array<{ errors: unknown }> }>(svc, token, items);
     assert.deepEqual(
-      res.json<{ data: Array<{ errors: unknown }> }>().data.map((entry) => entry.errors),
+      answer.data.map((entry) => entry.errors),
       [
         [
           {
@@ -178,15 +172,9 @@ describe('an enumeration error names the value sent (CONTRACT §12.2)', () => {
     const items = await csvItems(
       [header, row('sheet-1', 'Anthracite'), row('sheet-2', 'Charcol')].join('\r\n'),
     );
-    const res = await svc.request({
-      method: 'POST',
-      url: '/products/ingestions/preview',
-      token,
-      json: { items },
-    });
-    assert.equal(res.statusCode, 200, res.body);
+    const answer = await previewItems<{ data: Array<{ errors: unknown }> }>(svc, token, items);
     assert.deepEqual(
-      res.json<{ data: Array<{ errors: unknown }> }>().data.map((entry) => entry.errors),
+      answer.data.map((entry) => entry.errors),
       [
         [
           {

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testServicesForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
-import { ingest } from '../helpers/assertions.ts';
+import { ingest, previewItems } from '../helpers/assertions.ts';
 import { leadingZeroWarnings, withoutLeadingZeros } from '../../src/catalog/sku-lookalikes.ts';
 
 /**
@@ -21,16 +21,8 @@ interface Entry {
   warnings?: Array<{ field: string; code: string; message: string; sku: string; stored_sku: string }>;
 }
 
-async function previewOf(token: string, items: unknown[]) {
-  const res = await svc.request({
-    method: 'POST',
-    url: '/products/ingestions/preview',
-    token,
-    json: { items },
-  });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ summary: Record<string, number>; data: Entry[] }>();
-}
+const previewOf = (token: string, items: unknown[]) =>
+  previewItems<{ summary: Record<string, number>; data: Entry[] }>(svc, token, items);
 
 const message = (sku: string, stored: string) =>
   `sku "${sku}" would be added as a new variant, but the product has the sku "${stored}", the same once ` +

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { VARIANT_KEYS_REQUIRED } from '../helpers/catalog-arbitraries.ts';
+import { previewItems } from '../helpers/assertions.ts';
 
 /**
  * CONTRACT §10.3, as a property: for any body against any stored catalog, the preview's verdict on
@@ -132,16 +133,8 @@ interface Entry {
   errors: unknown[];
 }
 
-const previewOf = async (token: string, items: unknown[]) => {
-  const res = await svc.request({
-    method: 'POST',
-    url: '/products/ingestions/preview',
-    token,
-    json: { items },
-  });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ summary: Record<string, number>; data: Entry[] }>();
-};
+const previewOf = (token: string, items: unknown[]) =>
+  previewItems<{ summary: Record<string, number>; data: Entry[] }>(svc, token, items);
 
 void test('for random bodies, preview says of each item what processing then does with it', async () => {
   let runs = 0;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant, withoutName } from '../helpers/catalog-fixtures.ts';
-import { ingest } from '../helpers/assertions.ts';
+import { ingest, previewItems } from '../helpers/assertions.ts';
 
 /** CONTRACT §11.2: each preview entry's `diff`, with values, over HTTP against the real catalog. */
 
@@ -17,14 +17,7 @@ interface Entry {
 const svc = testServiceForFile();
 
 async function previewData(token: string, items: unknown[]): Promise<Entry[]> {
-  const res = await svc.request({
-    method: 'POST',
-    url: '/products/ingestions/preview',
-    token,
-    json: { items },
-  });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ data: Entry[] }>().data;
+  return (await previewItems<{ data: Entry[] }>(svc, token, items)).data;
 }
 
 void test('diff: one element per path of changes, same order, with from/to, sku and url; add holds the whole variant or image', async () => {

@@ -3,6 +3,34 @@
  * each encoding's own rules rather than with the decoder under test or copied files.
  */
 
+import { PRODUCT_COLUMNS, VARIANT_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
+
+/** The product and variant columns of the layout, the header of the encoded catalogs. */
+export const COLUMNS = [...PRODUCT_COLUMNS, ...VARIANT_COLUMNS];
+/** Texts with characters outside ASCII that Windows-1252 holds: `é`, the en dash and the euro sign. */
+export const NAME = 'Café sofa – 3 seater';
+export const DESCRIPTION = 'Price in € only';
+
+/** A row of the layout, in the order of COLUMNS. */
+export const sofaRow = (id: string, sku: string): string[] => [
+  id,
+  NAME,
+  DESCRIPTION,
+  'Modern',
+  'Sofas & Loveseats',
+  'Sofa',
+  sku,
+  'Oat',
+  'https://shop.example/sofa',
+  '95.5',
+  '82',
+  '214',
+  '61.2',
+  'Beige',
+  '1299.5',
+  'Northwind',
+];
+
 /** Windows-1252's characters above 0x7F that the tests use, by the code page's table. */
 const WINDOWS_1252: Readonly<Record<string, number>> = {
   '€': 0x80,

@@ -3,38 +3,14 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
+import { startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
-import { PRODUCT_COLUMNS, VARIANT_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
-import { utf16, utf8, windows1252 } from './encoding-fixtures.ts';
+import { COLUMNS, DESCRIPTION, NAME, sofaRow, utf16, utf8, windows1252 } from './encoding-fixtures.ts';
 
 /**
  * docs/spreadsheets.md#encodings through `npm run ingest`, against the service as a process: files as
  * Excel and LibreOffice write them, built here from each encoding's rules.
  */
-
-const COLUMNS = [...PRODUCT_COLUMNS, ...VARIANT_COLUMNS];
-const NAME = 'Café sofa – 3 seater';
-const DESCRIPTION = 'Price in € only';
-
-const sofaRow = (id: string, sku: string) => [
-  id,
-  NAME,
-  DESCRIPTION,
-  'Modern',
-  'Sofas & Loveseats',
-  'Sofa',
-  sku,
-  'Oat',
-  'https://shop.example/sofa',
-  '95.5',
-  '82',
-  '214',
-  '61.2',
-  'Beige',
-  '1299.5',
-  'Northwind',
-];
 
 /** The CSV text of two products, `separator`-separated, CRLF-ended as Excel writes it. */
 const catalogText = (separator: string, header: readonly string[] = COLUMNS) =>
@@ -51,8 +27,7 @@ void describe('npm run ingest with files in other encodings', () => {
     await service.stop();
   });
 
-  const run = (file: string, tenant: string, extra: string[] = []) =>
-    ingest([file, '--url', service.url, '--tenant', tenant, ...extra], { AUTH_JWT_SECRET: service.secret });
+  const run = (file: string, tenant: string, extra: string[] = []) => service.ingest(file, tenant, extra);
 
   /** Each stored product's id, name and description. */
   const stored = async (tenant: string) =>

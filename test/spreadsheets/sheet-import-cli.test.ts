@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import ExcelJS from 'exceljs';
-import { ingest, readErrorLines, startCliService, type CliService } from '../helpers/ingest-cli.ts';
+import { readErrorLines, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { SHEET_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
 import { buildXlsx, type FixtureCell } from './xlsx-fixtures.ts';
 
@@ -44,8 +44,7 @@ void describe('npm run ingest with a spreadsheet', () => {
     await service.stop();
   });
 
-  const run = (file: string, tenant: string, extra: string[] = []) =>
-    ingest([file, '--url', service.url, '--tenant', tenant, ...extra], { AUTH_JWT_SECRET: service.secret });
+  const run = (file: string, tenant: string, extra: string[] = []) => service.ingest(file, tenant, extra);
 
   const stored = async (tenant: string) =>
     (await service.allProducts(tenant)).map(({ created_at: _c, updated_at: _u, ...rest }) => rest);

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { unzipSync } from 'fflate';
-import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
+import { startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { convertWithLibreOffice, skipWithoutSoffice as skip } from '../helpers/libreoffice.ts';
 import type { PreviewLine } from '../../src/client/preview-runner.ts';
@@ -46,8 +46,7 @@ void describe('CSV export → LibreOffice → XLSX → npm run ingest', { skip }
     await service.stop();
   });
 
-  const run = (file: string, tenant: string, extra: string[] = []) =>
-    ingest([file, '--url', service.url, '--tenant', tenant, ...extra], { AUTH_JWT_SECRET: service.secret });
+  const run = (file: string, tenant: string, extra: string[] = []) => service.ingest(file, tenant, extra);
 
   const stored = async (tenant: string) =>
     (await service.allProducts(tenant)).map(({ created_at: _c, updated_at: _u, ...rest }) => rest);

@@ -7,34 +7,16 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { assertAccessible, browserTest, dashboardWorldForFile, scenario } from './dashboard-browser.ts';
-import { PRODUCT_COLUMNS, VARIANT_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
-import { utf16, windows1252 } from '../spreadsheets/encoding-fixtures.ts';
+import {
+  COLUMNS,
+  DESCRIPTION,
+  NAME,
+  sofaRow,
+  utf16,
+  windows1252,
+} from '../spreadsheets/encoding-fixtures.ts';
 
 const world = dashboardWorldForFile();
-
-const COLUMNS = [...PRODUCT_COLUMNS, ...VARIANT_COLUMNS];
-const NAME = 'Café sofa – 3 seater';
-const DESCRIPTION = 'Price in € only';
-
-/** A row of the layout, in the order of COLUMNS. */
-const sofaRow = (id: string, sku: string) => [
-  id,
-  NAME,
-  DESCRIPTION,
-  'Modern',
-  'Sofas & Loveseats',
-  'Sofa',
-  sku,
-  'Oat',
-  'https://shop.example/sofa',
-  '95.5',
-  '82',
-  '214',
-  '61.2',
-  'Beige',
-  '1299.5',
-  'Northwind',
-];
 
 const PICK = /Drop a JSON, JSON Lines, CSV or XLSX file/;
 
