@@ -96,7 +96,7 @@ export async function startDashboardWorld(
       if (token !== null) {
         await page.getByLabel('Bearer token').fill(token);
         await page.getByRole('button', { name: 'Sign in' }).click();
-        await page.getByTestId('tenant').waitFor();
+        await page.getByTestId('tenant').waitFor({ state: 'attached' });
       }
       if (hash !== '#/batches' || token === null) await page.goto(`${baseUrl}/ui/${hash}`);
       return page;
