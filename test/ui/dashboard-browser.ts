@@ -96,7 +96,7 @@ export async function startDashboardWorld(
       if (token !== null) {
         await page.getByLabel('Bearer token').fill(token);
         await page.getByRole('button', { name: 'Sign in' }).click();
-        await page.getByTestId('tenant').waitFor();
+        await page.getByTestId('tenant').waitFor({ state: 'attached' });
       }
       if (hash !== '#/batches' || token === null) await page.goto(`${baseUrl}/ui/${hash}`);
       return page;
@@ -176,7 +176,14 @@ interface PageElement {
   parentElement: PageElement | null;
   scrollWidth: number;
   clientWidth: number;
-  getBoundingClientRect(): { left: number; right: number; width: number; height: number };
+  getBoundingClientRect(): {
+    left: number;
+    right: number;
+    top: number;
+    bottom: number;
+    width: number;
+    height: number;
+  };
   checkVisibility(options: { visibilityProperty: boolean }): boolean;
   querySelector(selector: string): PageElement | null;
   querySelectorAll(selector: string): Iterable<PageElement>;
@@ -222,6 +229,74 @@ export async function assertFitsWidth(page: Page): Promise<void> {
   });
   assert.ok(scroll <= width, `the page is ${scroll} px wide in a ${width} px window`);
   assert.deepEqual(outside, [], `elements wider than the ${width} px window`);
+}
+
+/** What `assertFieldsWhole` reads of a form field besides `PageElement`. */
+interface PageField extends PageElement {
+  id: string;
+  placeholder: string;
+}
+
+/**
+ * Asserts each caption of the main view's fields sits with its field (beside it on the same line, or
+ * just above it) and each placeholder shows whole (its text, in the field's font, fits inside the
+ * field's padding). Returns the number of fields checked.
+ */
+export async function assertFieldsWhole(page: Page): Promise<number> {
+  const { problems, fields } = await page.evaluate(() => {
+    const browser = globalThis as unknown as PageWindow & {
+      document: { createElement(tag: 'canvas'): { getContext(kind: '2d'): CanvasContext } };
+    };
+    interface CanvasContext {
+      font: string;
+      measureText(text: string): { width: number };
+    }
+    const problems: string[] = [];
+    let fields = 0;
+    const context = browser.document.createElement('canvas').getContext('2d');
+    for (const field of browser.document.body.querySelectorAll(
+      'main input:not([type=checkbox]):not([type=file]), main select, main textarea',
+    ) as Iterable<PageField>) {
+      if (!field.checkVisibility({ visibilityProperty: true }) || !field.id) continue;
+      fields++;
+      const label = browser.document.body.querySelector(`label[for="${field.id}"]`);
+      const box = field.getBoundingClientRect();
+      if (label) {
+        const caption = label.getBoundingClientRect();
+        const beside =
+          caption.top < box.bottom && caption.bottom > box.top && Math.abs(box.left - caption.right) <= 16;
+        const above = caption.bottom <= box.top + 1 && box.top - caption.bottom <= 16;
+        if (!beside && !above)
+          problems.push(
+            `“${label.textContent}” at ${Math.round(caption.left)},${Math.round(caption.top)} is apart from #${field.id} at ${Math.round(box.left)},${Math.round(box.top)}`,
+          );
+      }
+      if (field.placeholder) {
+        const style = browser.getComputedStyle(field) as unknown as {
+          font: string;
+          paddingLeft: string;
+          paddingRight: string;
+          borderLeftWidth: string;
+          borderRightWidth: string;
+        };
+        context.font = style.font;
+        const room =
+          box.width -
+          parseFloat(style.paddingLeft) -
+          parseFloat(style.paddingRight) -
+          parseFloat(style.borderLeftWidth) -
+          parseFloat(style.borderRightWidth);
+        const needed = context.measureText(field.placeholder).width;
+        if (needed > room)
+          problems.push(
+            `#${field.id}'s placeholder needs ${Math.ceil(needed)} px, has ${Math.floor(room)} px`,
+          );
+      }
+    }
+    return { problems, fields };
+  });
+  assert.deepEqual(problems, []);
+  return fields;
 }
 
 /**

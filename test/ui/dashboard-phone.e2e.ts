@@ -389,3 +389,52 @@ browserTest('a batch at 100 % that is still processing says it is finishing', as
     assert.equal(await facts.getByText(finishing).count(), 0);
   });
 });
+
+browserTest(
+  'on a phone the header is one short bar; its Session button shows the facts, by keyboard too',
+  async (t) => {
+    const tenant = world.api.tenant('header');
+    const token = await world.api.token(tenant);
+    const phone = await world.open(token, '#/batches', PHONE);
+    await scenario(t, phone, 'header-phone', async () => {
+      const header = phone.locator('header.topbar');
+      const toggle = phone.getByRole('button', { name: 'Session' });
+      const height = async () => (await header.boundingBox())!.height;
+      assert.ok((await height()) <= 100, `the header is ${await height()} px high`);
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      assert.equal(await phone.getByTestId('tenant').isVisible(), false);
+      assert.equal(await phone.getByRole('button', { name: 'Sign out' }).isVisible(), false);
+      for (const name of ['Batches', 'Import', 'Catalog', 'Webhooks', 'Analyzer'])
+        assert.ok(
+          await phone.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).isVisible(),
+        );
+      await assertFitsWidth(phone);
+      await assertAccessible(phone, 'batches with the header collapsed');
+      await screenshot(phone, 'header-phone-collapsed');
+
+      // By keyboard: the button is focused and pressed with Enter, then with Space.
+      await toggle.focus();
+      await phone.keyboard.press('Enter');
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+      assert.equal(await phone.getByTestId('tenant').textContent(), tenant);
+      assert.ok(await phone.getByTestId('tenant').isVisible());
+      assert.ok(await phone.getByTestId('scopes').isVisible());
+      assert.ok(await phone.getByTestId('expiry').isVisible());
+      assert.ok(await phone.getByRole('button', { name: 'Sign out' }).isVisible());
+      await assertFitsWidth(phone);
+      await assertAccessible(phone, 'batches with the header expanded');
+      await screenshot(phone, 'header-phone-expanded');
+      await phone.keyboard.press('Space');
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      assert.equal(await phone.getByTestId('tenant').isVisible(), false);
+    });
+
+    const desktop = await world.open(token, '#/batches', DESKTOP);
+    await scenario(t, desktop, 'header-desktop', async () => {
+      assert.equal(await desktop.getByRole('button', { name: 'Session' }).isVisible(), false);
+      assert.equal(await desktop.getByTestId('tenant').textContent(), tenant);
+      assert.ok(await desktop.getByTestId('tenant').isVisible());
+      assert.ok(await desktop.getByRole('button', { name: 'Sign out' }).isVisible());
+    });
+  },
+);

@@ -10,8 +10,12 @@ import type { Download, Page } from 'playwright-core';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import {
   assertAccessible,
+  assertFieldsWhole,
+  assertFitsWidth,
   browserTest,
   dashboardWorldForFile,
+  DESKTOP,
+  PHONE,
   scenario,
   screenshot,
   submitLabelled,
@@ -318,4 +322,27 @@ browserTest('batches are searched by the start of their label; the filters survi
       .waitFor();
     assert.equal(hashOf(page), '#/batches?status=completed&label=spring');
   });
+
+  // Each caption stays with its field and the placeholder shows whole, on a desktop and a phone:
+  // the batches' toolbar, a batch's code filter, the catalog's search form, the new endpoint form.
+  for (const viewport of [DESKTOP, PHONE]) {
+    const view = await world.open(token, '#/batches', viewport);
+    await scenario(t, view, `fields-whole-${viewport.width}`, async () => {
+      await view.getByRole('cell', { name: 'Autumn feed' }).waitFor();
+      assert.equal(await assertFieldsWhole(view), 2);
+      await assertFitsWidth(view);
+      await assertAccessible(view, `batches at ${viewport.width} px`);
+      await view.goto(`${world.baseUrl}/ui/#/batches/${spring2}`);
+      await view.getByRole('heading', { name: 'Item errors' }).waitFor();
+      assert.equal(await assertFieldsWhole(view), 1);
+      await assertFitsWidth(view);
+      await view.goto(`${world.baseUrl}/ui/#/catalog`);
+      await view.getByRole('searchbox', { name: 'Search' }).waitFor();
+      assert.ok((await assertFieldsWhole(view)) >= 7);
+      await view.goto(`${world.baseUrl}/ui/#/webhooks`);
+      await view.getByRole('heading', { name: 'New endpoint' }).waitFor();
+      assert.equal(await assertFieldsWhole(view), 2);
+    });
+    if (viewport === PHONE) await screenshot(view, 'batches-fields-phone');
+  }
 });

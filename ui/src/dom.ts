@@ -97,6 +97,14 @@ export function table(
   );
 }
 
+/**
+ * A caption and its control kept together: in a toolbar that wraps, the pair moves to the next line
+ * as one, so a caption never ends a line whose control starts the next.
+ */
+export function labelled(id: string, caption: string, control: HTMLElement): HTMLElement {
+  return h('span', { class: 'field' }, h('label', { for: id }, caption), control);
+}
+
 /** Characters of a long id a phone shows: enough to tell a page's ids apart (a UUID's first group). */
 const SHORT_ID_LENGTH = 8;
 

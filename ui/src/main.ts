@@ -1,5 +1,5 @@
 import './styles.css';
-import { onAuthError } from './api.ts';
+import { onAuthError, type ApiError } from './api.ts';
 import { loadDashboardConfig, oidcSettings } from './dashboard-config.ts';
 import { h, replace } from './dom.ts';
 import {
@@ -44,7 +44,27 @@ const NAV: Array<[string, string]> = [
 const root = document.getElementById('app')!;
 const alert = h('div', { class: 'auth-alert', role: 'alert' });
 const main = h('main', { id: 'main', tabindex: -1 });
-const sessionBox = h('section', { class: 'session', 'aria-label': 'Session' });
+const sessionBox = h('section', { class: 'session', id: 'session', 'aria-label': 'Session' });
+/**
+ * On a phone the header is one short bar (docs/ui.md, Views): the session's facts and Sign out wait
+ * behind this button; on a wider screen it is not shown and the facts always are.
+ */
+const sessionToggle = h(
+  'button',
+  {
+    type: 'button',
+    class: 'session-toggle',
+    'aria-expanded': 'false',
+    'aria-controls': 'session',
+    onclick: () => setSessionOpen(sessionToggle.getAttribute('aria-expanded') !== 'true'),
+  },
+  'Session',
+);
+
+function setSessionOpen(open: boolean): void {
+  sessionToggle.setAttribute('aria-expanded', String(open));
+  sessionBox.classList.toggle('open', open);
+}
 const nav = h(
   'nav',
   { 'aria-label': 'Main' },
@@ -56,7 +76,14 @@ const nav = h(
 );
 replace(
   root,
-  h('header', { class: 'topbar' }, h('p', { class: 'brand' }, 'Catalog ingestion'), nav, sessionBox),
+  h(
+    'header',
+    { class: 'topbar' },
+    h('p', { class: 'brand' }, 'Catalog ingestion'),
+    nav,
+    sessionToggle,
+    sessionBox,
+  ),
   alert,
   main,
 );
@@ -66,6 +93,8 @@ let stopView: (() => void) | void;
 /** The session summary in the header: tenant, scopes, expiry, and sign-out. */
 function showSession(session: Session | null): void {
   nav.hidden = session === null;
+  sessionToggle.hidden = session === null;
+  setSessionOpen(false);
   if (!session) {
     replace(sessionBox);
     return;
@@ -196,7 +225,23 @@ async function start(): Promise<void> {
   scheduleRenewal();
 }
 
-onAuthError((error) => replace(alert, h('p', {}, error.message)));
+/**
+ * A 401 means the service trusts no part of the token, so what its payload claims (tenant, scopes,
+ * expiry) is not shown beside the banner: the tab signs out and shows the sign-in view under it
+ * (docs/ui.md, Sign in). A 403 keeps the session: the token is valid, only this call needs more.
+ */
+function showAuthError(error: ApiError): void {
+  if (error.status === 401 && currentSession() !== null) {
+    stopRenewal();
+    void signOutEverywhere(null);
+    // replaceState fires no hashchange: route() is called here, once, and the banner drawn after it.
+    history.replaceState(null, '', '#/sign-in');
+    route();
+  }
+  replace(alert, h('p', {}, error.message));
+}
+
+onAuthError(showAuthError);
 window.addEventListener('hashchange', () => {
   route();
   scheduleRenewal();

@@ -1,7 +1,7 @@
 import { ApiError, call, errorText, getJson, type Page, query } from '../api.ts';
 import type { BatchStatus, ErrorSummary, ItemErrors } from '../api-types.ts';
 import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
-import { download, h, replace, table, time, type Child } from '../dom.ts';
+import { download, h, labelled, replace, table, time, type Child } from '../dom.ts';
 import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 import { poll, type PollOutcome } from '../poller.ts';
@@ -169,8 +169,7 @@ export const batchView: View = (main, { id }) => {
     h(
       'div',
       { class: 'toolbar' },
-      h('label', { for: 'code-filter' }, 'Code'),
-      codeFilter,
+      labelled('code-filter', 'Code', codeFilter),
       h('button', { type: 'button', onclick: () => void downloadCsv() }, 'Download all errors (CSV)'),
     ),
     errors,
