@@ -30,6 +30,27 @@ export function findCatalogRows(
 export interface CatalogKeys {
   externalIds: readonly string[];
   skus: readonly string[];
+  /**
+   * Also read the variants of these products whose sku equals a named sku once leading zeros are
+   * dropped from both (the preview's warning, docs/spreadsheets.md#leading-zeros). Absent: none read.
+   */
+  lookalikesOf?: readonly string[];
+}
+
+/**
+ * The stored variants of the products `$4` whose sku is not named (`$3`) but equals a named one once
+ * leading zeros are dropped (`$5`, the named skus so trimmed): one range of `variants_by_product` per
+ * product, and none when `$4` is empty, as it is for the worker.
+ */
+const LOOKALIKE_VARIANTS = `SELECT x.* FROM unnest($4::text[]) AS p(external_id)
+     JOIN variants x ON x.tenant_id = $1 AND x.external_id = p.external_id
+     WHERE ltrim(x.sku, '0') = ANY ($5::text[]) AND x.sku <> ALL ($3::text[])`;
+
+/** The parameters of the catalog read: the tenant, the keys, and the lookalikes' products and trimmed skus. */
+function readParameters(tenantId: string, keys: CatalogKeys): unknown[] {
+  const lookalikesOf = keys.lookalikesOf ?? [];
+  const trimmed = lookalikesOf.length === 0 ? [] : keys.skus.map((sku) => sku.replace(/^0+/, ''));
+  return [tenantId, keys.externalIds, keys.skus, lookalikesOf, trimmed];
 }
 
 /**
@@ -66,9 +87,9 @@ export async function readAsRows(
      UNION ALL
      SELECT x.sku, x.external_id, x.name, NULL, NULL, NULL, NULL,
             x.item_url, x.depth, x.height, x.width, x.weight, x.color, x.price, x.brand, x.images
-     FROM unnest($3::text[]) AS k(sku)
-     CROSS JOIN LATERAL (${VARIANT_PROBE}) AS x`,
-    [tenantId, keys.externalIds, keys.skus],
+     FROM (SELECT x.* FROM unnest($3::text[]) AS k(sku) CROSS JOIN LATERAL (${VARIANT_PROBE}) AS x
+           UNION ALL ${LOOKALIKE_VARIANTS}) AS x`,
+    readParameters(tenantId, keys),
   );
   const catalog: CatalogRows = { products: new Map(), variants: new Map() };
   for (const row of rows) {
@@ -133,10 +154,10 @@ export async function readAsJson(
        (SELECT COALESCE(json_agg(json_build_array(
                  x.sku, x.external_id, x.name, x.item_url, x.depth, x.height, x.width, x.weight,
                  x.color, x.price, x.brand, x.images)), '[]')
-        FROM unnest($3::text[]) AS k(sku)
-        CROSS JOIN LATERAL (${VARIANT_PROBE}) AS x)
+        FROM (SELECT x.* FROM unnest($3::text[]) AS k(sku) CROSS JOIN LATERAL (${VARIANT_PROBE}) AS x
+              UNION ALL ${LOOKALIKE_VARIANTS}) AS x)
      )::text AS rows`,
-    [tenantId, keys.externalIds, keys.skus],
+    readParameters(tenantId, keys),
   );
   const [products, variants] = JSON.parse(row?.rows ?? '[[],[]]') as [ProductTuple[], VariantTuple[]];
   return {
@@ -155,30 +176,4 @@ export async function readAsJson(
       ),
     ),
   };
-}
-
-/**
- * The skus every product among `externalIds` has now, by product: the preview compares the variants
- * an item adds with them (`leadingZeroWarnings`). One probe of `variants_by_product` per product.
- */
-export async function findProductSkus(
-  db: Pick<Database, 'query'>,
-  tenantId: string,
-  externalIds: readonly string[],
-): Promise<Map<string, string[]>> {
-  const skus = new Map<string, string[]>();
-  if (externalIds.length === 0) return skus;
-  const rows = await db.query<{ external_id: string; sku: string }>(
-    `SELECT v.external_id, v.sku
-     FROM unnest($2::text[]) AS k(external_id)
-     JOIN variants v ON v.tenant_id = $1 AND v.external_id = k.external_id
-     ORDER BY v.external_id, v.seq`,
-    [tenantId, externalIds],
-  );
-  for (const { external_id, sku } of rows) {
-    const list = skus.get(external_id);
-    if (list === undefined) skus.set(external_id, [sku]);
-    else list.push(sku);
-  }
-  return skus;
 }

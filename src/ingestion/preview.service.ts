@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Database } from '../db/database.ts';
 import { applyItem } from '../catalog/catalog-replay.ts';
-import { findCatalogRows, findProductSkus } from '../catalog/catalog-state.repository.ts';
+import { findCatalogRows, type CatalogKeys, type CatalogRows } from '../catalog/catalog-state.repository.ts';
 import { leadingZeroWarnings } from '../catalog/sku-lookalikes.ts';
 import { itemKeys } from '../validation/item-errors.ts';
 import { createItemValidator, type ItemValidator } from '../validation/item-validator.ts';
@@ -50,6 +50,8 @@ export function createPreviewService(deps: {
       await yieldToEventLoop();
       const verdicts = items.map((item) => validateItem(item));
       const catalog = await reading;
+      // The products' skus as stored, before the items are applied to `catalog`.
+      const storedSkus = skusByProduct(catalog);
       const data = verdicts.map((verdict, index): PreviewEntry => {
         const judged = verdict.ok ? applyItem(catalog, index, verdict.item) : verdict;
         const { external_id } = itemKeys(items[index], 'errors' in judged ? judged.errors : []);
@@ -58,7 +60,7 @@ export function createPreviewService(deps: {
         const { action, diff } = judged;
         return { index, external_id, action, changes: diff.map(({ path }) => path), diff, errors: [] };
       });
-      await addLeadingZeroWarnings(db, tenantId, data, verdicts);
+      addLeadingZeroWarnings(storedSkus, data, verdicts);
       const summary = { create: 0, update: 0, unchanged: 0, invalid: 0 };
       for (const entry of data) summary[entry.action] += 1;
       return { received_count: items.length, summary, data };
@@ -71,18 +73,11 @@ export function createPreviewService(deps: {
  * that differs only by leading zeros (docs/spreadsheets.md, "Leading zeros"). The product's skus are
  * those stored now and those the body's earlier valid items give it, as processing would have them.
  */
-async function addLeadingZeroWarnings(
-  db: Pick<Database, 'query'>,
-  tenantId: string,
+function addLeadingZeroWarnings(
+  skus: Map<string, Set<string>>,
   data: PreviewEntry[],
   verdicts: ReadonlyArray<ReturnType<ItemValidator>>,
-): Promise<void> {
-  const adding = data.filter((entry) => entry.action === 'create' || entry.diff.some(isAddedVariant));
-  if (adding.length === 0) return;
-  const externalIds = [...new Set(adding.map((entry) => entry.external_id as string))];
-  const skus = new Map(
-    [...(await findProductSkus(db, tenantId, externalIds))].map(([id, list]) => [id, new Set(list)]),
-  );
+): void {
   data.forEach((entry, index) => {
     const verdict = verdicts[index];
     if (entry.action === 'invalid' || !verdict?.ok) return;
@@ -101,6 +96,20 @@ async function addLeadingZeroWarnings(
   });
 }
 
+/**
+ * The skus of each product among the stored variants read: those the body names, and the lookalikes
+ * the read adds for the warning (the only others that could match).
+ */
+function skusByProduct(catalog: CatalogRows): Map<string, Set<string>> {
+  const skus = new Map<string, Set<string>>();
+  for (const { sku, external_id } of catalog.variants.values()) {
+    const set = skus.get(external_id);
+    if (set === undefined) skus.set(external_id, new Set([sku]));
+    else set.add(sku);
+  }
+  return skus;
+}
+
 /** A diff element that adds a whole variant (`variants[1]`), not an image or a field of one. */
 const isAddedVariant = (element: PreviewEntry['diff'][number]) =>
   element.op === 'add' && /^variants\[\d+\]$/.test(element.path);
@@ -112,7 +121,7 @@ const variantIndex = (path: string) => Number(/\d+/.exec(path)![0]);
  * text cannot hold one (the statement would fail), so no stored row has such a key, and only an
  * invalid item (the validator refuses unstorable strings) can name one.
  */
-function keysNamedBy(items: readonly unknown[]): { externalIds: string[]; skus: string[] } {
+function keysNamedBy(items: readonly unknown[]): CatalogKeys {
   const externalIds = new Set<string>();
   const skus = new Set<string>();
   const readable = (key: unknown): key is string => typeof key === 'string' && !key.includes('\u0000');
@@ -124,5 +133,6 @@ function keysNamedBy(items: readonly unknown[]): { externalIds: string[]; skus: 
       if (readable(variant?.sku)) skus.add(variant.sku);
     }
   }
-  return { externalIds: [...externalIds], skus: [...skus] };
+  // Every product named may gain a variant whose sku looks like one it has (the warning).
+  return { externalIds: [...externalIds], skus: [...skus], lookalikesOf: [...externalIds] };
 }
