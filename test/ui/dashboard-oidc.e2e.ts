@@ -164,6 +164,8 @@ browserTest(
       }
 
       // Sign-out at the provider: its confirmation, then back to the sign-in view with nothing kept.
+      // (At 1280 px, where Sign out is in the header; on a phone it waits behind the Session button.)
+      await page.setViewportSize(DESKTOP);
       const lastRefresh = JSON.parse((await stored(page, PROVIDER_TOKENS_KEY))!).refreshToken as string;
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('button', { name: 'Yes, sign me out' }).click();
