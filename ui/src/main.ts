@@ -1,5 +1,5 @@
 import './styles.css';
-import { onAuthError, type ApiError } from './api.ts';
+import { onAuthError } from './api.ts';
 import { loadDashboardConfig, oidcSettings } from './dashboard-config.ts';
 import { h, replace } from './dom.ts';
 import {
@@ -225,23 +225,7 @@ async function start(): Promise<void> {
   scheduleRenewal();
 }
 
-/**
- * A 401 means the service trusts no part of the token, so what its payload claims (tenant, scopes,
- * expiry) is not shown beside the banner: the tab signs out and shows the sign-in view under it
- * (docs/ui.md, Sign in). A 403 keeps the session: the token is valid, only this call needs more.
- */
-function showAuthError(error: ApiError): void {
-  if (error.status === 401 && currentSession() !== null) {
-    stopRenewal();
-    void signOutEverywhere(null);
-    // replaceState fires no hashchange: route() is called here, once, and the banner drawn after it.
-    history.replaceState(null, '', '#/sign-in');
-    route();
-  }
-  replace(alert, h('p', {}, error.message));
-}
-
-onAuthError(showAuthError);
+onAuthError((error) => replace(alert, h('p', {}, error.message)));
 window.addEventListener('hashchange', () => {
   route();
   scheduleRenewal();
