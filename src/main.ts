@@ -9,6 +9,8 @@ const log = pino({ level: 'info' });
 
 let service: Service | undefined;
 let stopping = false;
+/** Aborted by a signal that arrives while the service starts: the start then drains as it goes. */
+const drainWhileStarting = new AbortController();
 
 /** Drains the started service and exits: 0 when it stopped cleanly, 1 when it did not. */
 function stopAndExit(started: Service): void {
@@ -22,12 +24,14 @@ function stopAndExit(started: Service): void {
 }
 
 // Installed before the start: the API listens before the worker has started, so a supervisor may
-// already see it ready, and a signal then must drain it (once started), not kill it outright.
+// already see it ready, and a signal then must drain it, not kill it outright. The drain's clock
+// starts at the signal: the API stops taking requests at once, and the rest stops once started.
 const shutdown = (signal: string) => {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, service ? 'draining' : 'draining once the start completes');
+  log.info({ signal }, 'draining');
   if (service) stopAndExit(service);
+  else drainWhileStarting.abort();
 };
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
@@ -35,7 +39,7 @@ process.on('SIGINT', () => shutdown('SIGINT'));
 try {
   const config = loadConfig();
   log.level = config.logLevel;
-  service = await startService(config, { logger: log });
+  service = await startService(config, { logger: log, drain: drainWhileStarting.signal });
   log.info(
     { role: config.role, port: config.port, host: config.host, database: service.db.kind },
     'service started',

@@ -66,6 +66,12 @@ export interface StartOptions {
    * dozens of services on one PostgreSQL server, keep fewer so as not to exhaust its connections.
    */
   keptConnections?: number;
+  /**
+   * Aborted when a drain is asked for while the service is still starting (SIGTERM before the
+   * worker side is up): the API stops taking requests at once, so the drain's clock runs from the
+   * signal rather than from the end of the start, and a worker side not yet started is not started.
+   */
+  drain?: AbortSignal;
 }
 
 /**
@@ -96,6 +102,18 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let app: FastifyInstance | null = null;
   let analysis: AnalysisService | null = null;
   let workerSide: WorkerSide | null = null;
+  let listeningApp: FastifyInstance | null = null;
+  let closingRequests: Promise<void> | null = null;
+  /** Closes the listening app once, whether a drain asked for it while starting or stop() did. */
+  const closeRequests = () =>
+    (closingRequests ??= listeningApp ? closeApp(listeningApp, REQUEST_DRAIN_MS) : null);
+  const draining = () => options.drain?.aborted === true;
+  options.drain?.addEventListener('abort', () => void closeRequests(), { once: true });
+  const listen = async (started: FastifyInstance) => {
+    await started.listen({ port: config.port, host: config.host });
+    listeningApp = started;
+    if (draining()) void closeRequests();
+  };
 
   try {
     // The database and the queue.
@@ -124,7 +142,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         analyzer: options.analyzer ?? config.analysis.enabled,
         onSubmitted: () => (workerSide ? workerSide.wake() : started.wake()),
       }));
-      if (listening) await app.listen({ port: config.port, host: config.host });
+      if (listening) await listen(app);
     }
 
     // The worker side. A worker serves no API, but a supervisor must be able to probe it and
@@ -137,12 +155,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
         readiness: [databaseCheck, { name: 'queue', probe: () => started.isReady() }],
         logger: httpLogger,
       });
-      await app.listen({ port: config.port, host: config.host });
+      await listen(app);
     }
-    if (config.role !== 'api') workerSide = await startWorkerSide(config, { db, queue, metrics, log });
+    if (config.role !== 'api' && !draining())
+      workerSide = await startWorkerSide(config, { db, queue, metrics, log });
   } catch (error) {
     // Undo what was started, so a failed start leaves no timers, sockets or locks behind.
-    await app?.close().catch(() => undefined);
+    await (closeRequests() ?? app?.close())?.catch(() => undefined);
     await analysis?.close().catch(() => undefined);
     await (workerSide ?? queue)?.stop(1_000).catch(() => undefined);
     await db.close().catch(() => undefined);
@@ -169,7 +188,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     async stop() {
       // Order matters: stop taking requests first, then let the worker hand back its batches at a
       // chunk boundary, then stop the queue, and only then close the database they all use.
-      if (app) await closeApp(app, REQUEST_DRAIN_MS);
+      await (closeRequests() ?? app?.close());
       await analysis?.close();
       await (worker ?? running).stop(DRAIN_TIMEOUT_MS);
       await db.close();
