@@ -139,9 +139,11 @@ function kindFailure(
 
 /**
  * Probability that the picture shows a stageable kind of room: interior (scene head) times the
- * share of the interior room mass that is not a corridor, staircase or closet.
+ * share of the interior room mass that is not a corridor, staircase or closet. For an interior of
+ * `unknown` type that share is at most 1 − `unknownRoomUnstageableShare`: the model could not tell
+ * the room, so it cannot rule out the corridors that views of vacant interiors hold.
  */
-function roomKindProbability(verdict: SceneVerdict): number {
+function roomKindProbability(verdict: SceneVerdict, t: Thresholds): number {
   let interiorMass = 0;
   let unstageableMass = 0;
   for (const [room, probability = 0] of Object.entries(verdict.roomProbabilities) as [RoomType, number][]) {
@@ -149,7 +151,10 @@ function roomKindProbability(verdict: SceneVerdict): number {
     interiorMass += probability;
     if (UNSTAGEABLE_ROOMS.has(room)) unstageableMass += probability;
   }
-  const stageableShare = interiorMass > 0 ? 1 - unstageableMass / interiorMass : 1;
+  const modelShare = interiorMass > 0 ? unstageableMass / interiorMass : 0;
+  const unstageableShare =
+    verdict.roomType === 'unknown' ? Math.max(modelShare, t.unknownRoomUnstageableShare) : modelShare;
+  const stageableShare = 1 - unstageableShare;
   return verdict.sceneProbabilities.interior * stageableShare;
 }
 
@@ -175,7 +180,8 @@ export function decideStageability(
     short: 'a person is in frame',
   };
   const pStageable =
-    roomKindProbability(verdict) * [...gates, personGate].reduce((p, gate) => p * gate.passProbability, 1);
+    roomKindProbability(verdict, thresholds) *
+    [...gates, personGate].reduce((p, gate) => p * gate.passProbability, 1);
 
   const failed = [...gates, personGate].filter((gate) => !gate.passed);
   const failedOn = (measure: Gate['measure']) => failed.find((gate) => gate.measure === measure);

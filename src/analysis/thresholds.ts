@@ -56,6 +56,16 @@ export const THRESHOLDS = {
   personScore: 0.35,
 
   /**
+   * Least share of an interior of `unknown` type that is taken to be a corridor, staircase or closet,
+   * which are not staged. The analyzer says `unknown` for most empty rooms, and a vacant corridor looks
+   * like any vacant room, so the room classifier's own small corridor share cannot be trusted there.
+   * Hallway views among the labelled interiors: 12 of 128 in eval/rooms-dev, 800 of 6,270 in train
+   * (`entrance_hall`): 812 of 6,398, 0.127. The few photos labelled vacant (9) hold no hallway, too
+   * few to count on. docs/analyzer.md, "confidence".
+   */
+  unknownRoomUnstageableShare: 0.127,
+
+  /**
    * Softness of each gate for `confidence`: the probability that a gate's verdict is right is
    * logistic(margin / scale), so a value far from its threshold is near-certain and one on the edge
    * is a coin toss. Scales are in the gate's own unit (px, ln-units of sharpness, grey levels, fraction).

@@ -67,6 +67,27 @@ void test('an interior whose room type is unknown may be stageable', () => {
   assert.equal(decision.details, 'Empty room (type unclear), 3024×4032, sharp and well lit');
 });
 
+void test('an interior of unknown type allows for the corridors among vacant rooms: confidence at most 0.873', () => {
+  // The classifier's room mass for a vacant room says little: a vacant corridor read as 2% corridor.
+  const rooms = { bedroom: 0.5, living_room: 0.48, corridor: 0.02 };
+  const named = decideStageability(quality(), verdict({ roomType: 'bedroom', roomProbabilities: rooms }));
+  const unknown = decideStageability(quality(), verdict({ roomType: 'unknown', roomProbabilities: rooms }));
+  assert.equal(unknown.isStageable, true);
+  assert.equal(THRESHOLDS.unknownRoomUnstageableShare, 0.127);
+  // The same picture, its room share 1 − 0.02 replaced by 1 − 0.127.
+  const expected = Math.round(((named.confidence * (1 - 0.127)) / (1 - 0.02)) * 1000) / 1000;
+  assert.ok(Math.abs(unknown.confidence - expected) <= 0.001, `${unknown.confidence} vs ${expected}`);
+  assert.ok(unknown.confidence <= 0.873, `confidence ${unknown.confidence}`);
+  assert.ok(named.confidence > 0.94, `named confidence ${named.confidence}`);
+
+  // A model share above the floor is kept: 30% corridor mass says more than the 12.7% prior.
+  const corridorish = decideStageability(
+    quality(),
+    verdict({ roomType: 'unknown', roomProbabilities: { bedroom: 0.7, corridor: 0.3 } }),
+  );
+  assert.ok(corridorish.confidence < unknown.confidence);
+});
+
 void test('exteriors, floor plans and other pictures are never stageable', () => {
   // Each confidence is 1 − P(interior) × P(stageable room 0.98) × P(gates ≈ 0.997).
   const pictures = [
