@@ -16,6 +16,8 @@ const TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml';
 
 /** The sheet's part, as the workbook's relationship names it. */
 export const SHEET_PART = 'xl/worksheets/sheet1.xml';
+/** The shared-strings part, written after the sheet (`shared-strings-spool.ts`). */
+export const SHARED_STRINGS_PART = 'xl/sharedStrings.xml';
 
 /** The parts other than the sheet, by path, in the order the zip holds them. */
 export const FIXED_PARTS: ReadonlyArray<readonly [path: string, xml: string]> = [
@@ -27,6 +29,7 @@ export const FIXED_PARTS: ReadonlyArray<readonly [path: string, xml: string]> = 
       `<Override PartName="/xl/workbook.xml" ContentType="${TYPE}.sheet.main+xml"/>` +
       `<Override PartName="/${SHEET_PART}" ContentType="${TYPE}.worksheet+xml"/>` +
       `<Override PartName="/xl/styles.xml" ContentType="${TYPE}.styles+xml"/>` +
+      `<Override PartName="/${SHARED_STRINGS_PART}" ContentType="${TYPE}.sharedStrings+xml"/>` +
       '</Types>',
   ],
   [
@@ -45,6 +48,7 @@ export const FIXED_PARTS: ReadonlyArray<readonly [path: string, xml: string]> = 
     `${XML_DECLARATION}<Relationships xmlns="${PACKAGE_REL_NS}">` +
       `<Relationship Id="rId1" Type="${REL_NS}/worksheet" Target="worksheets/sheet1.xml"/>` +
       `<Relationship Id="rId2" Type="${REL_NS}/styles" Target="styles.xml"/>` +
+      `<Relationship Id="rId3" Type="${REL_NS}/sharedStrings" Target="sharedStrings.xml"/>` +
       '</Relationships>',
   ],
   [
@@ -113,14 +117,24 @@ const XML_ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&g
  */
 const xmlText = (text: string): string => escapeXlsxText(text).replace(XML_SPECIAL, (c) => XML_ENTITY[c]!);
 
+/** The head of the shared-strings table, with its counts (known once the sheet is written). */
+export const sharedStringsHead = (references: number, entries: number): string =>
+  `${XML_DECLARATION}<sst xmlns="${MAIN_NS}" count="${references}" uniqueCount="${entries}">`;
+
+/** The shared-strings table after its last entry. */
+export const SHARED_STRINGS_TAIL = '</sst>';
+
 /**
- * One row of the sheet. A text is an inline string (`t="inlineStr"`), which Excel and LibreOffice
- * read as the text written, undoing its `_xHHHH_` escapes; an empty string is an empty inline
- * string, which the import tells from an empty cell; a number is a numeric cell; null writes no cell.
- * Inline strings, unlike shared ones, need no table of every text before or after the sheet, so
- * the sheet is written as its rows come.
+ * One row of the sheet. A text is a shared string (`t="s"`, its index from `stringIndex`), which
+ * Excel, LibreOffice and Numbers read as the text written, undoing its `_xHHHH_` escapes; an empty
+ * string is an empty shared string, which the import tells from an empty cell; a number is a
+ * numeric cell; null writes no cell.
  */
-export function rowXml(rowNumber: number, cells: readonly ExportCell[]): string {
+export function rowXml(
+  rowNumber: number,
+  cells: readonly ExportCell[],
+  stringIndex: (xml: string) => number,
+): string {
   let xml = `<row r="${rowNumber}">`;
   cells.forEach((cell, index) => {
     if (cell === null) return;
@@ -129,7 +143,7 @@ export function rowXml(rowNumber: number, cells: readonly ExportCell[]): string 
     xml +=
       typeof cell === 'number'
         ? `<c r="${ref}"${style}><v>${cell}</v></c>`
-        : `<c r="${ref}"${style} t="inlineStr"><is><t xml:space="preserve">${xmlText(cell)}</t></is></c>`;
+        : `<c r="${ref}"${style} t="s"><v>${stringIndex(xmlText(cell))}</v></c>`;
   });
   return `${xml}</row>`;
 }

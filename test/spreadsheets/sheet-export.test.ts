@@ -118,7 +118,7 @@ void test('CSV and XLSX round trip: an export ingested into an empty tenant give
   }
 });
 
-void test('XLSX: texts are inline string cells in text-formatted columns, numbers numeric cells, control characters escaped', async () => {
+void test('XLSX: texts are shared strings in text-formatted columns, numbers numeric cells, control characters escaped', async () => {
   const token = await svc.token(svc.tenant('sheet-xlsx-cells'));
   await ingest(svc, token, trickyCatalog());
   const bytes = xlsxBody(await requestExport(svc, token, { accept: XLSX_TYPE }));
@@ -130,19 +130,33 @@ void test('XLSX: texts are inline string cells in text-formatted columns, number
     'xl/_rels/workbook.xml.rels',
     'xl/styles.xml',
     'xl/worksheets/sheet1.xml',
+    'xl/sharedStrings.xml',
   ]);
   const sheetXml = strFromU8(parts['xl/worksheets/sheet1.xml']!);
-  // String cells, never formula results (`t="str"`), whose escapes LibreOffice shows as written.
-  assert.deepEqual([...new Set(sheetXml.match(/ t="[^"]*"/g))], [' t="inlineStr"']);
+  const tableXml = strFromU8(parts['xl/sharedStrings.xml']!);
+  // Shared strings, never inline ones (which Apple Numbers does not show) nor formula results
+  // (`t="str"`, whose escapes LibreOffice shows as written).
+  assert.deepEqual([...new Set(sheetXml.match(/ t="[^"]*"/g))], [' t="s"']);
+  const entries = [...tableXml.matchAll(/<si><t xml:space="preserve">([^<]*)<\/t><\/si>/g)].map((m) => m[1]);
+  const references = sheetXml.match(/ t="s"/g)!.length;
   assert.ok(
-    sheetXml.includes(
-      '<c r="C2" s="1" t="inlineStr"><is><t xml:space="preserve">line one_x000D_\nline two, "quoted"; ' +
-        'tab\there_x0001_ and _x005F_x0041_ literally</t></is></c>',
-    ),
+    tableXml.includes(`count="${references}" uniqueCount="${entries.length}">`),
+    'the table counts its references and entries',
   );
-  assert.ok(
-    sheetXml.includes('<c r="A2" s="1" t="inlineStr"><is><t xml:space="preserve">00017</t></is></c>'),
+  assert.equal(
+    new Set(entries.filter((e) => e!.length <= 40)).size,
+    entries.filter((e) => e!.length <= 40).length,
   );
+  const shared = (ref: string) => {
+    const index = new RegExp(`<c r="${ref}" s="1" t="s"><v>(\\d+)</v></c>`).exec(sheetXml)?.[1];
+    assert.ok(index !== undefined, `cell ${ref} is a shared string`);
+    return entries[Number(index)];
+  };
+  assert.equal(
+    shared('C2'),
+    'line one_x000D_\nline two, "quoted"; tab\there_x0001_ and _x005F_x0041_ literally',
+  );
+  assert.equal(shared('A2'), '00017');
   assert.ok(sheetXml.includes('<c r="O2"><v>1e+21</v></c>'), 'a number is a numeric cell');
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.read(Readable.from([bytes]));
@@ -171,9 +185,10 @@ void test('XLSX: texts are inline string cells in text-formatted columns, number
   );
   assert.equal(cell(2, 'price').type, ExcelJS.ValueType.Number);
   assert.equal(cell(2, 'price').value, 1e21);
+  // exceljs undoes the escapes of a shared string (it left an inline string's as written).
   assert.equal(
     cell(2, 'description').value,
-    'line one_x000D_\nline two, "quoted"; tab\there_x0001_ and _x005F_x0041_ literally',
+    'line one\r\nline two, "quoted"; tab\there\u0001 and _x0041_ literally',
   );
   assert.equal(cell(2, 'image_3_angle').value, 180);
   assert.equal(cell(3, 'name').value, null, 'product cells only on its first row');
