@@ -91,6 +91,13 @@ browserTest(
         'garden-table-1',
       ]);
 
+      // The box says what it searches, and where a kind of furniture is chosen instead.
+      const box = page.getByRole('searchbox', { name: 'Search' });
+      assert.equal(
+        await box.getAttribute('aria-describedby').then((id) => page.locator(`#${id}`).textContent()),
+        'Searches names, external ids, brands and SKUs, not descriptions. For a kind of furniture, choose a Type or Sub-type below.',
+      );
+
       // Typed a key at a time: one search after the pause, accents folded.
       await page.getByLabel('Search', { exact: true }).pressSequentially('applaro', { delay: 30 });
       await total.filter({ hasText: /^3 products$/ }).waitFor();

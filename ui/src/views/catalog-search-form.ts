@@ -21,11 +21,19 @@ interface Field {
   /** The select's first option, which sends nothing. */
   any?: string;
   placeholder?: string;
+  /** A line under the field saying what it does; read out with it (`aria-describedby`). */
+  help?: string;
 }
 
 /** Every search parameter, in the form's order; a `Record`, so a parameter the route gains fails the type check here. */
 const FIELDS: Record<SearchParam, Field> = {
-  q: { label: 'Search', placeholder: 'Name, external id, brand or SKU' },
+  q: {
+    label: 'Search',
+    placeholder: 'Name, external id, brand or SKU',
+    // `q` matches those four fields only (docs/search.md): "sofa" finds a sofa by its name, and
+    // every sofa only through the Type filter.
+    help: 'Searches names, external ids, brands and SKUs, not descriptions. For a kind of furniture, choose a Type or Sub-type below.',
+  },
   type: { label: 'Type', options: FURNITURE_TYPES, any: 'Any type' },
   style: { label: 'Style', options: FURNITURE_STYLES, any: 'Any style' },
   sub_type: { label: 'Sub-type', options: FURNITURE_SUB_TYPES, any: 'Any sub-type' },
@@ -71,11 +79,18 @@ export function searchForm(
           inputmode: param === 'q' ? null : 'decimal',
           autocomplete: 'off',
           placeholder: field.placeholder ?? null,
+          'aria-describedby': field.help ? `${id}-help` : null,
           oninput: onTyping,
         });
     control.value = value;
     controls.set(param, control);
-    return h('div', { class: `search-field search-${param}` }, h('label', { for: id }, field.label), control);
+    return h(
+      'div',
+      { class: `search-field search-${param}` },
+      h('label', { for: id }, field.label),
+      control,
+      field.help ? h('p', { id: `${id}-help`, class: 'help' }, field.help) : null,
+    );
   });
   const criteria = () =>
     Object.fromEntries(PARAMS.map((param) => [param, controls.get(param)!.value.trim()])) as SearchCriteria;
