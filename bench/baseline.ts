@@ -3,14 +3,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { randomUUID } from 'node:crypto';
 import {
   serializeRows,
+  touchProducts,
   upsertProducts,
   upsertVariants,
   variantKeys,
 } from '../src/catalog/catalog.repository.ts';
+import {
+  insertSerializedHistory,
+  serializeEntries,
+  type SerializedEntries,
+} from '../src/catalog/history.repository.ts';
 import type { ProductRow, VariantRow } from '../src/catalog/merge-items.ts';
 import type { FullProductIngest } from '../src/catalog/product-schema.ts';
+import { historyEntries, readChunkBase } from '../src/worker/chunk-history.ts';
+import { changedStoredProducts } from '../src/worker/chunk-writer.ts';
 
 /** Rows of a batch as the catalog stores them, prepared before timing. */
 export function toRows(items: unknown[]): { products: ProductRow[]; variants: VariantRow[] } {
@@ -30,10 +39,45 @@ export function toRows(items: unknown[]): { products: ProductRow[]; variants: Va
   return { products, variants };
 }
 
+/** A batch as the baseline writes it: its rows, its history entries and the products they touch. */
+interface PreparedBatch {
+  products: ProductRow[];
+  variants: VariantRow[];
+  history: SerializedEntries;
+  touched: string[];
+}
+
 /**
- * The ceiling: the same rows upserted straight into PostgreSQL with the set-based statements the
- * worker uses (one statement per table per 1000 products, one transaction per batch), with no HTTP,
- * no queue, no validation and no bookkeeping in between.
+ * The history the service records for `batches`, applied in order on top of what `db` stores for
+ * `tenantId` now: the same entries (chunk-history.ts) the worker makes, made before the timing.
+ */
+async function prepareBatches(
+  db: Database,
+  tenantId: string,
+  batches: unknown[][],
+): Promise<PreparedBatch[]> {
+  const items = batches.flat() as FullProductIngest[];
+  const base = await readChunkBase(db, db.kind, tenantId, {
+    externalIds: [...new Set(items.map((item) => item.external_id))],
+    skus: [...new Set(items.flatMap((item) => item.variants.map((variant) => variant.sku)))],
+  });
+  return batches.map((batch) => {
+    const entries = historyEntries(
+      base,
+      (batch as FullProductIngest[]).map((item, index) => ({ index, item })),
+    );
+    if (entries === null) throw new Error('a bench batch uses a sku another product owns');
+    const history = serializeEntries(entries);
+    return { ...toRows(batch), history, touched: changedStoredProducts(history) };
+  });
+}
+
+/**
+ * The ceiling: what the worker writes for the same batches, straight into PostgreSQL with the
+ * set-based statements the worker uses (one transaction per batch of 1000 products): the products,
+ * their history entries, the `updated_at` of the products those entries change, the variants with
+ * their images. No HTTP, no queue, no validation, no merge, no read of the stored rows and no
+ * bookkeeping in between: the history's entries are made from the stored rows before the timing.
  */
 export async function openBaseline(databaseUrl: string | undefined): Promise<{
   run(batches: unknown[][], tenantId: string): Promise<number>;
@@ -50,11 +94,13 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
   await migrate(db, databaseUrl ? schema : undefined);
   return {
     async run(batches, tenantId) {
-      const prepared = batches.map(toRows);
+      const prepared = await prepareBatches(db, tenantId, batches);
       const started = performance.now();
-      for (const { products, variants } of prepared) {
+      for (const { products, variants, history, touched } of prepared) {
         await db.transaction(async (tx) => {
           await upsertProducts(tx, tenantId, serializeRows(products), variantKeys(variants));
+          await insertSerializedHistory(tx, { tenantId, batchId: randomUUID() }, history);
+          await touchProducts(tx, tenantId, touched);
           await upsertVariants(tx, tenantId, serializeRows(variants));
         });
       }

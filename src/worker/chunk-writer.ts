@@ -60,9 +60,10 @@ class SkuOwnedElsewhereError extends Error {
 /**
  * The stored products the chunk's entries say an item changed: those with an entry, but not one
  * the chunk creates (its insert already wrote the chunk's time). The entries decide, so a product's
- * `updated_at` moves exactly when its history records a change (docs/decisions.md).
+ * `updated_at` moves exactly when its history records a change (docs/decisions.md). The bench's
+ * baseline (bench/baseline.ts) touches the same products.
  */
-function changedStoredProducts(entries: SerializedEntries): string[] {
+export function changedStoredProducts(entries: SerializedEntries): string[] {
   const created = new Set(entries.externalIds.filter((_, i) => entries.actions[i] === 'create'));
   return [...new Set(entries.externalIds.filter((id) => !created.has(id)))];
 }
