@@ -10,6 +10,12 @@ import { startBenchWebhooks } from './webhook-receiver.ts';
 /** What one run measures; see docs/performance.md for the method. */
 export interface IngestionBenchOptions {
   databaseUrl: string | undefined;
+  /**
+   * Where the baseline writes (default: `databaseUrl`). The pooled run (`--pooled-url`) serves the
+   * service through PgBouncer and keeps the baseline direct, so its ratio is pooled end to end
+   * against the direct ceiling, comparable with the direct run's own ratio.
+   */
+  baselineUrl?: string;
   batchesPerRun: number;
   repeats: number;
   growthLevels: number[];
@@ -162,7 +168,7 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
   if (webhooks) serviceEnv.WEBHOOK_ALLOW_PRIVATE_HOSTS = 'true';
   const service = await startServiceProcess(serviceEnv, options.serviceNodeArgs);
   const idleRssMiB = service.rssMiB();
-  const baseline = await openBaseline(options.databaseUrl);
+  const baseline = await openBaseline(options.baselineUrl ?? options.databaseUrl);
   const submitLatencies: number[] = [];
   const submitUnderPolling: number[] = [];
   let ingested = 0;

@@ -11,7 +11,7 @@ import { benchSearch } from './search.ts';
 import { exportLines, importLines, searchLines, stats } from './tables.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL] [-- --only ingestion|preview|import|export|search|analysis|decode] [-- --no-analyzer] [-- --webhook]
+ * `npm run bench [-- --smoke] [-- --database-url URL [-- --pooled-url URL]] [-- --only ingestion|preview|import|export|search|analysis|decode] [-- --no-analyzer] [-- --webhook]
  *  [-- --repeats N] [-- --formats csv,xlsx] [-- --import-batches N] [-- --service-node-args="--max-semi-space-size=8 --cpu-prof"] (with "=": the value starts with a dash)`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
  * then a 1000-item preview against the 202 of the same submission (bench/preview.ts), then files
@@ -26,6 +26,8 @@ import { exportLines, importLines, searchLines, stats } from './tables.ts';
  * The service runs under the Node.js options of `npm start`'s script, then those of
  * `--service-node-args` (for a V8 flag given twice, the later wins). `--webhook` registers one
  * webhook endpoint per bench tenant, on a loopback receiver, to compare the ratios with webhooks on.
+ * `--pooled-url` (with a server) runs the ingestion again with the service behind that PgBouncer in
+ * transaction pooling mode (`.ci/start-pgbouncer` starts one) and prints pooled against direct.
  * The figures of every part that ran are written as JSON to `--out` (bench/results/latest.json).
  */
 const { values } = parseArgs({
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     webhook: { type: 'boolean', default: false },
     only: { type: 'string' },
     'database-url': { type: 'string' },
+    'pooled-url': { type: 'string' },
     out: { type: 'string', default: 'bench/results/latest.json' },
     'service-node-args': { type: 'string', default: '' },
     repeats: { type: 'string' },
@@ -177,6 +180,54 @@ async function runIngestion(): Promise<void> {
   process.stdout.write(`${table(result)}\n`);
   record('ingestion', result);
   process.stdout.write(`figures written to ${values.out}\n`);
+  if (values['pooled-url']) await runPooledIngestion(result);
+}
+
+/**
+ * `--pooled-url`: the same batches again, the service's connections through a transaction-pooling
+ * PgBouncer (docs/deployment.md), the baseline still direct; the catalog growth is measured once, in
+ * the direct run. Pooled against direct is the ratio of the two runs' ratios to their baselines, so
+ * that the machine's pace between the runs cancels out.
+ */
+async function runPooledIngestion(direct: IngestionBenchResult): Promise<void> {
+  if (!databaseUrl) throw new Error('--pooled-url needs --database-url: the direct server to compare with');
+  log('ingestion through the pooler');
+  const pooled = await benchIngestion({
+    databaseUrl: values['pooled-url'],
+    baselineUrl: databaseUrl,
+    batchesPerRun: smoke ? 2 : 20,
+    repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
+    growthLevels: [1],
+    growthBatches: smoke ? 1 : 5,
+    pollers: smoke ? 5 : 50,
+    pollSeconds: smoke ? 1 : 5,
+    saturationSeconds: smoke ? 1 : 3,
+    analyzer: !values['no-analyzer'],
+    serviceNodeArgs,
+    webhook: values.webhook,
+    log,
+  });
+  record('ingestionPooled', pooled);
+  const f = (n: number, d = 2) => n.toFixed(d);
+  const row = (label: string, d: RunFigures, p: RunFigures) => {
+    const [dr, pr] = [stats(d.ratio).median, stats(p.ratio).median];
+    return `| ${label} | ${f(dr)} | ${f(pr)} | ${f(pr / dr)} |`;
+  };
+  process.stdout.write(
+    [
+      '',
+      'Ingestion through PgBouncer (transaction pooling) against direct, both against the direct baseline',
+      '',
+      '| run | direct / baseline (median) | pooled / baseline (median) | pooled / direct |',
+      '|---|---|---|---|',
+      row('fresh', direct.fresh, pooled.fresh),
+      row('update', direct.update, pooled.update),
+      row('resent', direct.resend, pooled.resend),
+      '',
+      `| status p99 ms, 50 pollers, worker busy | direct ${f(direct.statusLatencyMs.p99, 1)} | pooled ${f(pooled.statusLatencyMs.p99, 1)} |`,
+      '',
+    ].join('\n'),
+  );
 }
 
 function previewLines(result: PreviewBenchResult): string {
