@@ -69,6 +69,8 @@ export async function runFaults(options: {
   say: (line: string) => void;
   /** Told what each failover took. */
   failovers?: FailoverTimes[];
+  /** How long a failover first stalls the standby's WAL receiver (see `StandbyPair.failover`). */
+  standbyStallMs?: number;
 }): Promise<void> {
   const { cluster, postgres, random, windows, say } = options;
   const restartAfterKill = async (kind: FaultKind, member: Member) => {
@@ -100,12 +102,13 @@ export async function runFaults(options: {
         break;
       case 'failover': {
         if (!('failover' in postgres)) throw new Error('a failover needs a standby pair');
-        const times = await postgres.failover();
+        const times = await postgres.failover(options.standbyStallMs ?? 0);
         options.failovers?.push(times);
         windows.push({
           kind,
           detail:
-            `${postgres.synchronous ? 'synchronous' : 'asynchronous'} standby promoted in ${times.promotedMs} ms, ` +
+            `${postgres.synchronous ? 'synchronous' : 'asynchronous'} standby` +
+            `${times.stallMs ? ` stalled ${times.stallMs} ms, then` : ''} promoted in ${times.promotedMs} ms, ` +
             `PgBouncer repointed at ${times.repointedMs} ms, replay lag before the stop ${times.replayLagBytes} bytes`,
           start,
           end: Date.now(),

@@ -42,9 +42,14 @@ const { values: args } = parseArgs({
     short: { type: 'boolean', default: false },
     failover: { type: 'boolean', default: false },
     async: { type: 'boolean', default: false },
+    'standby-stall-ms': { type: 'string', default: '0' },
   },
 });
 if (args.async && !args.failover) throw new Error('--async goes with --failover');
+const standbyStallMs = Number(args['standby-stall-ms']);
+if (!Number.isSafeInteger(standbyStallMs) || standbyStallMs < 0) {
+  throw new Error('--standby-stall-ms must be a non-negative integer');
+}
 const seed = args.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(args.seed);
 if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer`);
 
@@ -172,9 +177,12 @@ async function probeLoop(
 }
 
 async function main(): Promise<number> {
-  const flags = [args.short && '--short', args.failover && '--failover', args.async && '--async'].filter(
-    Boolean,
-  );
+  const flags = [
+    args.short && '--short',
+    args.failover && '--failover',
+    args.async && '--async',
+    standbyStallMs > 0 && `--standby-stall-ms ${standbyStallMs}`,
+  ].filter(Boolean);
   say(`chaos run, seed ${seed}${flags.length ? ` (${flags.join(' ')})` : ''}`);
   const random = seededRandom(seed);
   const verdicts = createVerdicts(say);
@@ -224,6 +232,7 @@ async function main(): Promise<number> {
       windows,
       say,
       failovers,
+      standbyStallMs,
     });
     const readers = [
       ...tenants.map((t) =>

@@ -19,6 +19,8 @@ export interface FailoverTimes {
   repointedMs: number;
   /** WAL the standby had not replayed just before the stop, in bytes (async: what may be lost). */
   replayLagBytes: number;
+  /** How long the standby's WAL receiver was stopped before the primary was. */
+  stallMs: number;
 }
 
 /**
@@ -34,8 +36,12 @@ export interface StandbyPair extends PrivatePostgres {
    * Stops the primary hard (`pg_ctl stop -m immediate`), promotes the standby (`pg_ctl promote`),
    * rewrites PgBouncer's ini to the standby's port and sends `RELOAD` and `RECONNECT` on its admin
    * console. The service keeps its URL (PgBouncer's). Once only.
+   *
+   * `stallMs` first stops the standby's WAL receiver (SIGSTOP) for that long while the load goes
+   * on, as a standby that has fallen behind: with synchronous replication commits wait for it;
+   * with asynchronous replication they do not, and what they wrote is lost by the promotion.
    */
-  failover(): Promise<FailoverTimes>;
+  failover(stallMs?: number): Promise<FailoverTimes>;
 }
 
 interface Node {
@@ -227,16 +233,38 @@ export async function startStandbyPair(options: { synchronous: boolean }): Promi
       );
       return rows.filter((row) => row.ended).length;
     },
-    async failover() {
+    async failover(stallMs = 0) {
       if (failedOver) throw new Error('the pair has failed over already');
       failedOver = true;
+      let sender = 0;
+      if (stallMs > 0) {
+        const [row] = await query<{ pid: number }>(
+          urlOf(primary.port),
+          `SELECT pid FROM pg_stat_replication WHERE application_name = '${STANDBY_NAME}'`,
+        );
+        if (!row) throw new Error('the primary has no WAL sender');
+        sender = row.pid;
+        process.kill(sender, 'SIGSTOP');
+        await sleep(stallMs);
+      }
       const lag = await query<{ bytes: string | null }>(
         urlOf(primary.port),
         `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint::text AS bytes
            FROM pg_stat_replication WHERE application_name = '${STANDBY_NAME}'`,
       ).catch(() => []);
       const start = Date.now();
-      await pgCtl(primary, 'stop', '-m', 'immediate');
+      if (sender) {
+        // A stopped sender would hold the immediate stop up (until the postmaster's SIGKILL, 5 s
+        // later): it is killed as the stop begins, and the stop awaited by the pid file's removal.
+        await pgCtl(primary, 'stop', '-m', 'immediate', '-W');
+        process.kill(sender, 'SIGKILL');
+        for (let tries = 0; fs.existsSync(path.join(primary.data, 'postmaster.pid')); tries++) {
+          if (tries > 300) throw new Error('the primary does not stop');
+          await sleep(100);
+        }
+      } else {
+        await pgCtl(primary, 'stop', '-m', 'immediate');
+      }
       await pgCtl(standby, 'promote');
       const promotedMs = Date.now() - start;
       current = standby;
@@ -265,7 +293,12 @@ export async function startStandbyPair(options: { synchronous: boolean }): Promi
         if (tries > 150) throw new Error('PgBouncer does not reach the promoted standby');
         await sleep(200);
       }
-      return { promotedMs, repointedMs: Date.now() - start, replayLagBytes: Number(lag[0]?.bytes ?? 0) };
+      return {
+        promotedMs,
+        repointedMs: Date.now() - start,
+        replayLagBytes: Number(lag[0]?.bytes ?? 0),
+        stallMs,
+      };
     },
     destroy,
   };
