@@ -308,7 +308,7 @@ async function main(): Promise<number> {
       const firstAccepted = (log.accepted ?? []).find((at) => at > window.end);
       say(
         `failover recovery: last 5xx or lost answer ${((lastFailure - window.start) / 1000).toFixed(1)} s ` +
-          `after the primary stopped; first 202 after it at ` +
+          `after the fault began; first 202 after it at ` +
           `${firstAccepted === undefined ? 'never' : `${((firstAccepted - window.start) / 1000).toFixed(1)} s`}`,
       );
     }
