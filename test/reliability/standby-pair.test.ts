@@ -7,8 +7,13 @@ import { startStandbyPair, type StandbyPair } from '../../reliability/standby-pa
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Why these tests skip here, or false: they need PostgreSQL's server binaries and PgBouncer. */
+/**
+ * Why these tests skip here, or false: they need PostgreSQL's server binaries and PgBouncer, and run
+ * with the server tests (TEST_DATABASE_URL set) only, so that `.ci/run` runs them once, not in the
+ * embedded pass as well; they start servers of their own and do not use that one.
+ */
 function missing(): string | false {
+  if (!process.env.TEST_DATABASE_URL) return 'a server test: runs with TEST_DATABASE_URL set';
   const root = '/usr/lib/postgresql';
   const hasServer =
     existsSync(root) && readdirSync(root).some((v) => existsSync(`${root}/${v}/bin/pg_basebackup`));
