@@ -50,6 +50,7 @@ const standbyStallMs = Number(args['standby-stall-ms']);
 if (!Number.isSafeInteger(standbyStallMs) || standbyStallMs < 0) {
   throw new Error('--standby-stall-ms must be a non-negative integer');
 }
+if (standbyStallMs > 0 && !args.failover) throw new Error('--standby-stall-ms goes with --failover');
 const seed = args.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(args.seed);
 if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer`);
 
