@@ -51,7 +51,7 @@ interface Node {
 }
 
 /** The ini of docs/deployment.md ("Pooled through PgBouncer"), with the database pointed at `port`. */
-function bouncerIni(dir: string, listen: number, serverPort: number): string {
+function bouncerIni(dir: string, listen: number, serverPort: number, loginRetry: number): string {
   return [
     '[databases]',
     `postgres = host=127.0.0.1 port=${serverPort} dbname=postgres`,
@@ -66,7 +66,7 @@ function bouncerIni(dir: string, listen: number, serverPort: number): string {
     'default_pool_size = 60',
     'max_client_conn = 1000',
     // A login to a server that is down is retried after 1 s, not the default 15 s.
-    'server_login_retry = 1',
+    `server_login_retry = ${loginRetry}`,
     `logfile = ${dir}/pgbouncer.log`,
     '',
   ].join('\n');
@@ -83,7 +83,11 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string): Pro
 }
 
 /** Creates and starts the pair and its PgBouncer; `destroy()` it in a `finally`. */
-export async function startStandbyPair(options: { synchronous: boolean }): Promise<StandbyPair> {
+export async function startStandbyPair(options: {
+  synchronous: boolean;
+  /** PgBouncer's `server_login_retry`, in seconds (1; PgBouncer's default is 15). */
+  serverLoginRetry?: number;
+}): Promise<StandbyPair> {
   const bin = binDir();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reliability-pair-'));
   if (process.getuid?.() === 0) await asRoot('chown', ['postgres', dir]);
@@ -129,7 +133,10 @@ export async function startStandbyPair(options: { synchronous: boolean }): Promi
     fs.rmSync(dir, { recursive: true, force: true });
   };
   const writeIni = (serverPort: number) => {
-    fs.writeFileSync(path.join(dir, 'pgbouncer.ini'), bouncerIni(dir, bouncerPort, serverPort));
+    fs.writeFileSync(
+      path.join(dir, 'pgbouncer.ini'),
+      bouncerIni(dir, bouncerPort, serverPort, options.serverLoginRetry ?? 1),
+    );
   };
   try {
     await asServerUser(path.join(bin, 'initdb'), [
