@@ -37,6 +37,8 @@ export interface Submission {
 export interface RequestLog {
   failed: FailedRequest[];
   answered: number;
+  /** When each 202 arrived (ms since the epoch), when the run wants them (a failover's recovery). */
+  accepted?: number[];
 }
 
 /**
@@ -78,6 +80,7 @@ export function createChaosClient(apis: readonly Member[], log: RequestLog) {
       if (res.status >= 500)
         log.failed.push({ method, path, api: api.name, outcome: res.status, start, end: Date.now() });
       else log.answered++;
+      if (res.status === 202) log.accepted?.push(Date.now());
       return answer;
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause;

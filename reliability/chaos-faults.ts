@@ -1,11 +1,18 @@
 import type { Cluster, Member } from './cluster.ts';
 import type { Random } from './chaos-workload.ts';
 import type { PrivatePostgres } from './private-postgres.ts';
+import type { FailoverTimes, StandbyPair } from './standby-pair.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The kinds of fault the chaos run injects. */
-export const FAULT_KINDS = ['kill-worker', 'kill-api', 'terminate-backends', 'restart-postgres'] as const;
+export const FAULT_KINDS = [
+  'kill-worker',
+  'kill-api',
+  'terminate-backends',
+  'restart-postgres',
+  'failover',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** A fault as it happened: from its start until everything it hit was back (ready again). */
@@ -56,9 +63,14 @@ export async function runFaults(options: {
   startedAt: number;
   random: Random;
   cluster: Cluster;
-  postgres: PrivatePostgres;
+  /** A {@link StandbyPair} when the plan has a failover. */
+  postgres: PrivatePostgres | StandbyPair;
   windows: FaultWindow[];
   say: (line: string) => void;
+  /** Told what each failover took. */
+  failovers?: FailoverTimes[];
+  /** How long a failover first stalls the standby's WAL receiver (see `StandbyPair.failover`). */
+  standbyStallMs?: number;
 }): Promise<void> {
   const { cluster, postgres, random, windows, say } = options;
   const restartAfterKill = async (kind: FaultKind, member: Member) => {
@@ -88,6 +100,21 @@ export async function runFaults(options: {
         await postgres.restart();
         windows.push({ kind, detail: 'fast shutdown, then start', start, end: Date.now() });
         break;
+      case 'failover': {
+        if (!('failover' in postgres)) throw new Error('a failover needs a standby pair');
+        const times = await postgres.failover(options.standbyStallMs ?? 0);
+        options.failovers?.push(times);
+        windows.push({
+          kind,
+          detail:
+            `${postgres.synchronous ? 'synchronous' : 'asynchronous'} standby` +
+            `${times.stallMs ? ` stalled ${times.stallMs} ms, then` : ''} promoted in ${times.promotedMs} ms, ` +
+            `PgBouncer repointed at ${times.repointedMs} ms, replay lag before the stop ${times.replayLagBytes} bytes`,
+          start,
+          end: Date.now(),
+        });
+        break;
+      }
     }
     const last = windows.at(-1)!;
     say(

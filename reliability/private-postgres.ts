@@ -25,7 +25,7 @@ export interface PrivatePostgres {
 }
 
 /** Where Debian (and the PGDG packages) install the server binaries of the newest version. */
-function binDir(): string {
+export function binDir(): string {
   const root = '/usr/lib/postgresql';
   const versions = fs.existsSync(root)
     ? fs
@@ -41,7 +41,7 @@ function binDir(): string {
  * Runs a server binary; as root through `runuser -u postgres`, since PostgreSQL refuses to run as
  * root (CI runs as root with the Debian packages, which create that user).
  */
-async function asServerUser(binary: string, args: string[]): Promise<string> {
+export async function asServerUser(binary: string, args: string[]): Promise<string> {
   const command = process.getuid?.() === 0 ? 'runuser' : binary;
   const full = process.getuid?.() === 0 ? ['-u', 'postgres', '--', binary, ...args] : args;
   const { stdout } = await run(command, full, { timeout: 120_000 });
