@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { Queryable } from '../db/database.ts';
 import { UUID } from '../db/uuid.ts';
 import { NotFoundError } from '../errors/app-errors.ts';
-import { findBatches, type BatchKey, type BatchRow } from './batch.repository.ts';
+import { findBatches, type BatchKey, type BatchRow } from './batches/batch.repository.ts';
 
 /** Reads one batch row by tenant and id; null where there is none. */
 export type BatchedStatusReads = (tenantId: string, batchId: string) => Promise<BatchRow | null>;

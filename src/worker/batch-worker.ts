@@ -7,7 +7,7 @@ import {
   type PipelineOptions,
   type PreparedBatch,
 } from './batch-processor.ts';
-import { findOldestUnfinishedBatches } from './batch-progress.repository.ts';
+import { findOldestUnfinishedBatches } from '../ingestion/batches/batch-progress.repository.ts';
 import { createHousekeeping } from './housekeeping.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
