@@ -75,7 +75,11 @@ export interface BatchProcessor {
 const resumeIndex = (batch: BatchRow) =>
   batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating ? 0 : batch.next_index;
 
-/** Creates the processor. `chunkSize` items are written per transaction. */
+/**
+ * Creates the processor. `chunkSize` items are written per transaction. Just over 120 lines: its
+ * steps (recordJudgement, run, and the methods returned) are short and share `deps`; the chunk
+ * pipeline itself lives in batch-items.ts, chunk-merge.ts, chunk-writer.ts and chunk-recovery.ts.
+ */
 export function createBatchProcessor(deps: {
   db: Database;
   validateItem: ItemValidator;
