@@ -35,9 +35,10 @@ export default tseslint.config(
   },
   {
     // Services, repositories and the worker know nothing of HTTP: they throw the errors of
-    // src/errors/, and src/http/ (plus each capability's routes) turns them into responses.
+    // src/errors/, and src/http/ (plus each capability's routes) turns them into responses;
+    // src/app/ assembles the two.
     files: [
-      'src/{analysis,auth,catalog,cli,client,db,errors,ingestion,net,pagination,queue,runtime,validation,webhooks,worker}/**/*.ts',
+      'src/{analysis,auth,catalog,cli,client,db,errors,export,ingestion,net,pagination,queue,runtime,spreadsheets,validation,webhooks,worker}/**/*.ts',
     ],
     ignores: ['**/*.routes.ts', 'src/analysis/start-analyzer.ts'],
     rules: {
@@ -45,7 +46,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['fastify', '@fastify/*'], message: 'Only src/http/ and *.routes.ts speak HTTP.' },
+            {
+              group: ['fastify', '@fastify/*'],
+              message: 'Only src/http/, src/app/ and *.routes.ts speak HTTP.',
+            },
             { group: ['**/http/*'], message: 'Throw an error of src/errors/; src/http/ renders it.' },
           ],
         },

@@ -2,7 +2,7 @@ import type { FieldError, FieldErrorCode } from '../src/validation/item-errors.t
 import type { FullProductIngest, ProductView } from '../src/catalog/product-schema.ts';
 import { createItemValidator, type ItemValidator } from '../src/validation/item-validator.ts';
 import { itemKeys } from '../src/validation/item-errors.ts';
-import { storable } from '../src/worker/batch-progress.repository.ts';
+import { storable } from '../src/ingestion/batches/batch-progress.repository.ts';
 
 /**
  * An in-memory model of CONTRACT §5 for one tenant: what processing a sequence of batches must do

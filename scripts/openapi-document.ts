@@ -1,4 +1,4 @@
-import { buildApp } from '../src/http/app.ts';
+import { buildApp } from '../src/app/build-app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
 import { analysisRoutes } from '../src/analysis/analysis.routes.ts';

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
-import { startService, type Service } from './server.ts';
+import { startService, type Service } from './app/start-service.ts';
 import { DataDirInUseError } from './db/embedded-database.ts';
 import { DeploymentError } from './db/deployment-check.ts';
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.ts';
-import { PRODUCT_COLUMNS } from './catalog.repository.ts';
+import { PRODUCT_VIEW_SELECT_LIST } from './catalog.repository.ts';
 import type { ProductView } from './product-schema.ts';
 import { colorSpellings } from './enums.ts';
 
@@ -87,7 +87,7 @@ export async function searchProducts(
      SELECT c.total, r.*
      FROM (SELECT count(*)::int AS total FROM matches) AS c
      LEFT JOIN LATERAL (
-       SELECT page.rank, ${PRODUCT_COLUMNS}
+       SELECT page.rank, ${PRODUCT_VIEW_SELECT_LIST}
        FROM page JOIN products p ON p.tenant_id = $1 AND p.external_id = page.external_id
      ) AS r ON true
      ORDER BY r.rank DESC, r.external_id`,

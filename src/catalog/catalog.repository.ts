@@ -212,8 +212,11 @@ export async function upsertVariants(
   return result?.written ?? 0;
 }
 
-/** The columns of a product `p` in the read shape of CONTRACT §9 (the search reads them too). */
-export const PRODUCT_COLUMNS = `
+/**
+ * The SQL select list of a product `p` in the read shape of CONTRACT §9 (the search reads it too).
+ * test/catalog/field-lists.test.ts holds its fields to the item schema.
+ */
+export const PRODUCT_VIEW_SELECT_LIST = `
   p.external_id, p.name, p.description, p.style, p.type, p.sub_type,
          to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
          to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
@@ -229,7 +232,7 @@ export const PRODUCT_COLUMNS = `
            FROM variants v WHERE v.tenant_id = p.tenant_id AND v.external_id = p.external_id
          ), '[]'::json) AS variants`;
 
-const PRODUCT_VIEW = `SELECT ${PRODUCT_COLUMNS} FROM products p`;
+const PRODUCT_VIEW = `SELECT ${PRODUCT_VIEW_SELECT_LIST} FROM products p`;
 
 /** The tenant's product with its variants and images, in the read shape of CONTRACT §9, or null. */
 export async function findProduct(

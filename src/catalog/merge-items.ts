@@ -41,7 +41,8 @@ export interface MergedChunk {
  * the stored one, `null` clears it), new urls are appended in the order they first appear, and
  * stored urls that were not sent stay. An image whose angle was never sent keeps no `angle`, so
  * that folding patches together and then into the stored images (`merge_images` in SQL, migration
- * 005) gives what applying them one after another gives.
+ * 005) gives what applying them one after another gives. `merge_images` is this rule's twin, which
+ * the variants upsert runs; test/property/merge-images.test.ts holds the two equal.
  */
 export function mergeImages(
   stored: readonly MergedImage[],

@@ -26,6 +26,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
  * rather than waiting for new backends, whose start shows in the status tail. Kept
  * connections that are lost (the server restarted, a backend was terminated) are opened again in the
  * background, retrying every 0.1–5 s while the server is away.
+ *
+ * Longer than 120 lines on purpose: most of it is the returned `Database` object, whose methods
+ * close over the two pools, the schema's `BEGIN` and the local mutex built above it; the parts that
+ * need none of them (filling and refilling the pool) are functions of their own below.
  */
 export async function openServerDatabase(
   url: string,

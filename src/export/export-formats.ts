@@ -1,6 +1,4 @@
-import { NotAcceptableError } from '../errors/app-errors.ts';
 import { XLSX_TYPE } from '../spreadsheets/sheet-layout.ts';
-import { acceptQuality } from '../http/media-type.ts';
 import type { StoredProduct } from './ingest-parts.ts';
 import { NDJSON_TYPE, ndjsonLines } from './ndjson-writer.ts';
 import { csvChunks } from './csv-writer.ts';
@@ -57,31 +55,3 @@ export const EXPORT_FORMATS: readonly ExportFormat[] = [
     maxTextLength: XLSX_MAX_TEXT_LENGTH,
   },
 ];
-
-const qualityOf = (accept: string | undefined, format: ExportFormat) =>
-  Math.max(...[format.mediaType, ...format.alsoFor].map((type) => acceptQuality(accept, type)));
-
-/**
- * The form `accept` prefers (RFC 9110 §12.5.1: the highest quality, the earlier form on a tie).
- * Throws `not-acceptable`, naming every form, when it accepts none of them.
- */
-export function chooseExportFormat(accept: string | undefined): ExportFormat {
-  let best: ExportFormat | null = null;
-  let bestQuality = 0;
-  for (const format of EXPORT_FORMATS) {
-    const quality = qualityOf(accept, format);
-    if (quality > bestQuality) {
-      best = format;
-      bestQuality = quality;
-    }
-  }
-  if (best) return best;
-  const forms = EXPORT_FORMATS.map((format) =>
-    format.alsoFor.length > 0
-      ? `${format.mediaType} (also for ${format.alsoFor.join(', ')})`
-      : format.mediaType,
-  );
-  throw new NotAcceptableError(
-    `The export is available as ${forms.slice(0, -1).join(', ')} or ${forms.at(-1)!}; the Accept header allows none of them.`,
-  );
-}

@@ -6,7 +6,9 @@ import { SCOPES } from '../auth/verify-token.ts';
 import { problemResponses } from '../http/schemas.ts';
 import { FullProductIngest } from '../catalog/product-schema.ts';
 import type { ExportService } from './export.service.ts';
-import { chooseExportFormat, XLSX_TYPE } from './export-formats.ts';
+import { NotAcceptableError } from '../errors/app-errors.ts';
+import { acceptQuality } from '../http/media-type.ts';
+import { EXPORT_FORMATS, XLSX_TYPE, type ExportFormat } from './export-formats.ts';
 import { NDJSON_TYPE } from './ndjson-writer.ts';
 
 const ExportQuery = Type.Object(
@@ -27,6 +29,34 @@ const ExportQuery = Type.Object(
  * the socket has taken the one before, so memory stays flat however large the catalog.
  */
 const STREAM_HIGH_WATER_MARK = 64 * 1024;
+
+const qualityOf = (accept: string | undefined, format: ExportFormat) =>
+  Math.max(...[format.mediaType, ...format.alsoFor].map((type) => acceptQuality(accept, type)));
+
+/**
+ * The form `accept` prefers (RFC 9110 §12.5.1: the highest quality, the earlier form on a tie).
+ * Throws `not-acceptable`, naming every form, when it accepts none of them.
+ */
+export function chooseExportFormat(accept: string | undefined): ExportFormat {
+  let best: ExportFormat | null = null;
+  let bestQuality = 0;
+  for (const format of EXPORT_FORMATS) {
+    const quality = qualityOf(accept, format);
+    if (quality > bestQuality) {
+      best = format;
+      bestQuality = quality;
+    }
+  }
+  if (best) return best;
+  const forms = EXPORT_FORMATS.map((format) =>
+    format.alsoFor.length > 0
+      ? `${format.mediaType} (also for ${format.alsoFor.join(', ')})`
+      : format.mediaType,
+  );
+  throw new NotAcceptableError(
+    `The export is available as ${forms.slice(0, -1).join(', ')} or ${forms.at(-1)!}; the Accept header allows none of them.`,
+  );
+}
 
 /** `GET /products/export` (CONTRACT §11.4): the catalog as a file, streamed. */
 export async function exportRoutes(

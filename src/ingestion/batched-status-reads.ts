@@ -1,13 +1,11 @@
 import DataLoader from 'dataloader';
 import type { Queryable } from '../db/database.ts';
+import { UUID } from '../db/uuid.ts';
 import { NotFoundError } from '../errors/app-errors.ts';
-import { findBatches, type BatchKey, type BatchRow } from './batch.repository.ts';
+import { findBatches, type BatchKey, type BatchRow } from './batches/batch.repository.ts';
 
 /** Reads one batch row by tenant and id; null where there is none. */
 export type BatchedStatusReads = (tenantId: string, batchId: string) => Promise<BatchRow | null>;
-
-/** What PostgreSQL's `uuid` type reads: anything else as a batch id is no batch (and no query). */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The most reads one statement answers; more wait for the next. */
 const MAX_READS_PER_QUERY = 100;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import { batchOrNotFound, createBatchedStatusReads } from './batched-status-reads.ts';
-import { listItemErrors } from './batch.repository.ts';
+import { listItemErrors } from './batches/batch.repository.ts';
 import type { ItemFailure } from '../validation/item-errors.ts';
 import { summarizeItemErrors } from './error-reports.repository.ts';
 import type { ErrorSummary } from './error-reports.schemas.ts';

@@ -40,24 +40,67 @@ declare module 'fastify' {
   }
 }
 
-/** Operations 1–3 of the spec, plus the tenant's batch list (CONTRACT §9). Thin: parse, call, reply. */
-export async function ingestionRoutes(
-  app: FastifyInstance,
-  {
-    ingestion,
-    errorReports,
-    authorize,
-    maxBodyBytes,
-  }: {
-    ingestion: IngestionService;
-    errorReports: ErrorReports;
-    authorize: Authorize;
-    maxBodyBytes: number;
-  },
-): Promise<void> {
-  const tags = ['ingestion'];
-  app.decorateRequest('admission', null);
+/** What the ingestion routes are served from. */
+interface IngestionRouteDeps {
+  ingestion: IngestionService;
+  errorReports: ErrorReports;
+  authorize: Authorize;
+  maxBodyBytes: number;
+}
 
+const tags = ['ingestion'];
+
+/** Operations 1–3 of the spec, plus the tenant's batch list (CONTRACT §9). Thin: parse, call, reply. */
+export async function ingestionRoutes(app: FastifyInstance, deps: IngestionRouteDeps): Promise<void> {
+  const { ingestion, authorize } = deps;
+  app.decorateRequest('admission', null);
+  submissionRoute(app, deps);
+
+  app.get<{ Querystring: Static<typeof BatchListQuery> }>(
+    '/products/ingestions',
+    {
+      onRequest: authorize(SCOPES.ingestionsRead),
+      schema: readSchema(
+        { querystring: BatchListQuery },
+        {
+          tags,
+          summary: 'List the tenant’s batches, newest first',
+          description: 'A page of the tenant’s batches, newest first',
+          answer: BatchPage,
+        },
+      ),
+    },
+    async (request) => {
+      const { limit = 20, cursor, status, label } = request.query;
+      return ingestion.listBatches(principalOf(request).tenantId, { limit, cursor, status, label });
+    },
+  );
+
+  app.get<{ Params: Static<typeof BatchParams> }>(
+    '/products/ingestions/:batch_id',
+    {
+      onRequest: authorize(SCOPES.ingestionsRead),
+      schema: readSchema(
+        { params: BatchParams },
+        {
+          tags,
+          summary: 'Get batch status and progress',
+          description: 'Status record',
+          answer: BatchStatusRecord,
+        },
+      ),
+    },
+    async (request) => ingestion.getStatus(principalOf(request).tenantId, request.params.batch_id),
+  );
+
+  batchErrorsRoute(app, deps);
+}
+
+/** `POST /products/ingestions`: admitted before its body is read, stored as the bytes sent. */
+function submissionRoute(
+  app: FastifyInstance,
+  { ingestion, authorize, maxBodyBytes }: IngestionRouteDeps,
+): void {
   app.post<{
     Body: Static<typeof IngestionEnvelope>;
     Headers: { 'idempotency-key'?: string };
@@ -118,44 +161,13 @@ export async function ingestionRoutes(
       return reply.code(202).header('location', `/products/ingestions/${accepted.batch_id}`).send(accepted);
     },
   );
+}
 
-  app.get<{ Querystring: Static<typeof BatchListQuery> }>(
-    '/products/ingestions',
-    {
-      onRequest: authorize(SCOPES.ingestionsRead),
-      schema: readSchema(
-        { querystring: BatchListQuery },
-        {
-          tags,
-          summary: 'List the tenant’s batches, newest first',
-          description: 'A page of the tenant’s batches, newest first',
-          answer: BatchPage,
-        },
-      ),
-    },
-    async (request) => {
-      const { limit = 20, cursor, status, label } = request.query;
-      return ingestion.listBatches(principalOf(request).tenantId, { limit, cursor, status, label });
-    },
-  );
-
-  app.get<{ Params: Static<typeof BatchParams> }>(
-    '/products/ingestions/:batch_id',
-    {
-      onRequest: authorize(SCOPES.ingestionsRead),
-      schema: readSchema(
-        { params: BatchParams },
-        {
-          tags,
-          summary: 'Get batch status and progress',
-          description: 'Status record',
-          answer: BatchStatusRecord,
-        },
-      ),
-    },
-    async (request) => ingestion.getStatus(principalOf(request).tenantId, request.params.batch_id),
-  );
-
+/** `GET /products/ingestions/:batch_id/errors`: a page of failed items, or all their errors as CSV. */
+function batchErrorsRoute(
+  app: FastifyInstance,
+  { ingestion, errorReports, authorize }: IngestionRouteDeps,
+): void {
   app.get<{ Params: Static<typeof BatchParams>; Querystring: Static<typeof ErrorsQuery> }>(
     '/products/ingestions/:batch_id/errors',
     {

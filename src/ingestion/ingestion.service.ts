@@ -20,7 +20,7 @@ import {
   listBatches,
   listItemErrors,
   toBatchRecord,
-} from './batch.repository.ts';
+} from './batches/batch.repository.ts';
 import { claimIdempotencyKey } from './idempotency-key.repository.ts';
 import { MAX_ITEMS_PER_BATCH, type AcceptedBatch, type BatchRecord } from './ingestion.schemas.ts';
 import type { Admission, RateLimiter } from './rate-limiter.ts';

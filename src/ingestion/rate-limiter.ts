@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import { RateLimitedError, type RateLimitQuota } from '../errors/app-errors.ts';
-import { UNFINISHED_SQL } from './batch-status.ts';
+import { PENDING_ITEMS_SQL } from './batches/batch.repository.ts';
 
 /** A submission let in before its body is read: its headers, and the check of its size. */
 export interface Admission {
@@ -26,9 +26,6 @@ export interface RateLimiter {
 
 const WINDOW_SECONDS = 60;
 
-/** The tenant `$1`'s backlog: items of its unfinished batches not settled yet. */
-const PENDING_ITEMS = `(SELECT COALESCE(sum(received_count - upserted - failed), 0)::int FROM batches
-   WHERE tenant_id = $1 AND status IN ${UNFINISHED_SQL})`;
 const BACKLOG_RETRY_SECONDS = 5;
 
 /**
@@ -51,7 +48,7 @@ export function createRateLimiter(
          )
          SELECT w.hits,
                 GREATEST(1, ceil(extract(epoch FROM w.window_start + interval '${WINDOW_SECONDS} seconds' - now())))::int AS reset,
-                ${PENDING_ITEMS} AS pending
+                ${PENDING_ITEMS_SQL} AS pending
          FROM w`,
         [tenantId],
       );
@@ -79,7 +76,9 @@ export function createRateLimiter(
         quota,
         async reserve(tx, items) {
           await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('backlog:' || $1, 0))`, [tenantId]);
-          const [row] = await tx.query<{ pending: number }>(`SELECT ${PENDING_ITEMS} AS pending`, [tenantId]);
+          const [row] = await tx.query<{ pending: number }>(`SELECT ${PENDING_ITEMS_SQL} AS pending`, [
+            tenantId,
+          ]);
           const now = row?.pending ?? 0;
           if (now > 0 && now + items > limits.maxPendingItems) {
             throw backlogFull(
@@ -90,4 +89,9 @@ export function createRateLimiter(
       };
     },
   };
+}
+
+/** Deletes rate-limit windows that can no longer matter (the API counts the current minute only). */
+export async function pruneRateLimitWindows(db: Queryable): Promise<void> {
+  await db.query(`DELETE FROM rate_limit_windows WHERE window_start < now() - interval '10 minutes'`);
 }

@@ -1,4 +1,4 @@
-import { UUID } from '../ingestion/batched-status-reads.ts';
+import { UUID } from '../db/uuid.ts';
 import { ValidationError } from '../errors/app-errors.ts';
 
 /**

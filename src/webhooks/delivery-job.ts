@@ -2,7 +2,7 @@ import type { Database } from '../db/database.ts';
 import type { DeliveryJob, JobQueue } from '../queue/job-queue.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { createBatchedStatusReads } from '../ingestion/batched-status-reads.ts';
-import { toBatchRecord } from '../ingestion/batch.repository.ts';
+import { toBatchRecord } from '../ingestion/batches/batch.repository.ts';
 import {
   claimDelivery,
   disableEndpoint,

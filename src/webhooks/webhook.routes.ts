@@ -30,9 +30,17 @@ export async function webhookRoutes(
   app: FastifyInstance,
   { webhooks, authorize }: { webhooks: WebhookService; authorize: Authorize },
 ): Promise<void> {
-  const tags = ['webhooks'];
   const onRequest = authorize(SCOPES.webhooksManage);
+  endpointRoutes(app, webhooks, onRequest);
+  deliveryRoutes(app, webhooks, onRequest);
+}
 
+const tags = ['webhooks'];
+/** The hook that lets `webhooks:manage` through, put before every route here. */
+type ManageHook = ReturnType<Authorize>;
+
+/** Registering, listing, reading, deleting and testing endpoints. */
+function endpointRoutes(app: FastifyInstance, webhooks: WebhookService, onRequest: ManageHook): void {
   app.post<{ Body: Static<typeof EndpointCreateBody> }>(
     '/webhook-endpoints',
     {
@@ -118,7 +126,10 @@ export async function webhookRoutes(
     },
     async (request) => webhooks.rotateSecret(principalOf(request).tenantId, request.params.id),
   );
+}
 
+/** An endpoint's delivery log, and redelivering one of its deliveries. */
+function deliveryRoutes(app: FastifyInstance, webhooks: WebhookService, onRequest: ManageHook): void {
   app.get<{ Params: Static<typeof EndpointParams>; Querystring: Static<typeof DeliveryListQuery> }>(
     '/webhook-endpoints/:id/deliveries',
     {

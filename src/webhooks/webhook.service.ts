@@ -3,7 +3,7 @@ import type { Database } from '../db/database.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/app-errors.ts';
 import { decodeTimeCursor, encodeTimeCursor } from '../pagination/cursor.ts';
-import { UUID } from '../ingestion/batched-status-reads.ts';
+import { UUID } from '../db/uuid.ts';
 import type { Page } from '../pagination/page.ts';
 import {
   deleteEndpoint,

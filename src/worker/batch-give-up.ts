@@ -7,8 +7,9 @@ import {
   insertItemFailures,
   lockUnfinishedBatch,
   readItems,
-} from './batch-progress.repository.ts';
+} from '../ingestion/batches/batch-progress.repository.ts';
 import { internalError, type ItemFailure } from '../validation/item-errors.ts';
+import { recordDeliveriesSql } from '../webhooks/delivery.repository.ts';
 
 /**
  * Ends a batch that could not be processed (CONTRACT §5): its unsettled items fail as
@@ -41,7 +42,11 @@ export async function giveUpBatchRuns(
       if (!recorded.has(idx)) failures.push(internalError(idx, payloads[idx]));
     }
     await insertItemFailures(tx, key, failures);
-    const status = await giveUpBatch(tx, { ...key, failedCount: failures.length, unvalidated });
+    const status = await giveUpBatch(
+      tx,
+      { ...key, failedCount: failures.length, unvalidated },
+      recordDeliveriesSql,
+    );
     return status === null ? null : { status, upserted: 0, failed: failures.length };
   });
 }

@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Queryable } from '../db/database.ts';
 import type { FullProductIngest } from '../catalog/product-schema.ts';
-import { readItems, type BatchKey } from './batch-progress.repository.ts';
+import { readItems, type BatchKey } from '../ingestion/batches/batch-progress.repository.ts';
 import type { ItemValidator } from '../validation/item-validator.ts';
 import { itemKeys, type ItemFailure } from '../validation/item-errors.ts';
 

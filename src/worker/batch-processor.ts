@@ -1,8 +1,9 @@
 import type { Database } from '../db/database.ts';
 import { BATCH_STATUS, TERMINAL_STATUSES } from '../ingestion/batch-status.ts';
 import type { BatchOutcome } from './batch-outcome.ts';
-import { findBatch, type BatchRow } from '../ingestion/batch.repository.ts';
+import { findBatch, type BatchRow } from '../ingestion/batches/batch.repository.ts';
 import { giveUpBatchRuns } from './batch-give-up.ts';
+import { recordDeliveriesSql } from '../webhooks/delivery.repository.ts';
 import {
   countBatchAttempt,
   finishBatch,
@@ -10,7 +11,7 @@ import {
   recordValidation,
   refundBatchAttempt,
   type BatchKey,
-} from './batch-progress.repository.ts';
+} from '../ingestion/batches/batch-progress.repository.ts';
 import { BatchItems, type Judgement } from './batch-items.ts';
 import { mergeChunk, type WritableChunk } from './chunk-merge.ts';
 import { writeChunk } from './chunk-writer.ts';
@@ -74,7 +75,11 @@ export interface BatchProcessor {
 const resumeIndex = (batch: BatchRow) =>
   batch.status === BATCH_STATUS.accepted || batch.status === BATCH_STATUS.validating ? 0 : batch.next_index;
 
-/** Creates the processor. `chunkSize` items are written per transaction. */
+/**
+ * Creates the processor. `chunkSize` items are written per transaction. Just over 120 lines: its
+ * steps (recordJudgement, run, and the methods returned) are short and share `deps`; the chunk
+ * pipeline itself lives in batch-items.ts, chunk-merge.ts, chunk-writer.ts and chunk-recovery.ts.
+ */
 export function createBatchProcessor(deps: {
   db: Database;
   validateItem: ItemValidator;
@@ -150,7 +155,7 @@ export function createBatchProcessor(deps: {
       outcome.upserted += step.upserted;
       outcome.failed += step.failed;
     }
-    outcome.status = await finishBatch(db, key);
+    outcome.status = await finishBatch(db, key, recordDeliveriesSql);
     return outcome;
   }
 

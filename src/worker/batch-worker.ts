@@ -7,7 +7,7 @@ import {
   type PipelineOptions,
   type PreparedBatch,
 } from './batch-processor.ts';
-import { findOldestUnfinishedBatches } from './batch-progress.repository.ts';
+import { findOldestUnfinishedBatches } from '../ingestion/batches/batch-progress.repository.ts';
 import { createHousekeeping } from './housekeeping.ts';
 import type { WorkerDeps } from './worker-deps.ts';
 
@@ -32,6 +32,10 @@ export interface BatchWorker {
  * process "its" batch: it takes the tenant's lock and drains the tenant's unfinished batches oldest
  * first. A job that finds the lock taken simply ends: the holder re-checks for new batches after it
  * releases the lock, and any batch whose job gave up was committed before that re-check.
+ *
+ * Longer than 120 lines on purpose: a factory of short named steps (processOne, drainLocked,
+ * drainTenant, drainThroughOutage, each under 50 lines) that share the worker's shutdown signal and
+ * outage state; as modules of their own they would pass that state to each other on every call.
  */
 export function createBatchWorker(
   deps: WorkerDeps & {

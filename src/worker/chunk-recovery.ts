@@ -1,5 +1,9 @@
 import type { Database } from '../db/database.ts';
-import { advanceBatch, insertItemFailures, type BatchKey } from './batch-progress.repository.ts';
+import {
+  advanceBatch,
+  insertItemFailures,
+  type BatchKey,
+} from '../ingestion/batches/batch-progress.repository.ts';
 import type { BatchItems } from './batch-items.ts';
 import { mergeChunkWithCatalog } from './chunk-merge.ts';
 import { writeChunk, type ChunkStep } from './chunk-writer.ts';

@@ -16,7 +16,7 @@ import {
   insertItemFailures,
   lockUnfinishedBatch,
   type BatchKey,
-} from './batch-progress.repository.ts';
+} from '../ingestion/batches/batch-progress.repository.ts';
 import type { WritableChunk } from './chunk-merge.ts';
 import { historyEntries, readChunkBase } from './chunk-history.ts';
 

@@ -2,8 +2,8 @@ import type { WorkerDeps } from './worker-deps.ts';
 import {
   deleteExpiredBatches,
   findTenantsWithStaleBatches,
-  pruneRateLimitWindows,
-} from './housekeeping.repository.ts';
+} from '../ingestion/batches/batch-retention.repository.ts';
+import { pruneRateLimitWindows } from '../ingestion/rate-limiter.ts';
 import { deleteExpiredIdempotencyKeys } from '../ingestion/idempotency-key.repository.ts';
 import { deleteExpiredDeliveries } from '../webhooks/delivery.repository.ts';
 import { deleteExpiredHistory } from '../catalog/history.repository.ts';

@@ -33,7 +33,7 @@ export async function mintToken(
 }
 
 /**
- * A Fastify app with only the analysis route, wired as src/http/app.ts wires every route; tokens
+ * A Fastify app with only the analysis route, wired as src/app/build-app.ts wires every route; tokens
  * are checked against TEST_SECRET unless `authorize` says otherwise.
  */
 export async function buildAnalysisApp(

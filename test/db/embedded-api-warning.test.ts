@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { loadConfig, type Role } from '../../src/config.ts';
-import { startService } from '../../src/server.ts';
+import { startService } from '../../src/app/start-service.ts';
 import { embeddedTemplate } from '../helpers/embedded-template.ts';
 
 /**

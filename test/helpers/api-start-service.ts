@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { startService } from '../../src/server.ts';
+import { startService } from '../../src/app/start-service.ts';
 
 /**
  * Run as a child process by the tests: calls `startService` with the configuration of this process's

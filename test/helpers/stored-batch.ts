@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../src/db/database.ts';
-import { insertBatch, insertBatchItems } from '../../src/ingestion/batch.repository.ts';
+import { insertBatch, insertBatchItems } from '../../src/ingestion/batches/batch.repository.ts';
 import { createBatchProcessor, type BatchProcessor } from '../../src/worker/batch-processor.ts';
 import { createItemValidator } from '../../src/validation/item-validator.ts';
 import { createBatchWorker, type BatchWorker } from '../../src/worker/batch-worker.ts';

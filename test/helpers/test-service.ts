@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { ALL_SCOPES } from '../../src/auth/verify-token.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { signServiceToken } from '../../src/auth/sign-token.ts';
-import { startService, type Service } from '../../src/server.ts';
+import { startService, type Service } from '../../src/app/start-service.ts';
 import { embeddedTemplate } from './embedded-template.ts';
 import { dropServiceSchema } from './server-schema.ts';
 import { lateBound, startedForFile } from './file-fixture.ts';

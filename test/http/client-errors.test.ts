@@ -170,7 +170,7 @@ void test('a body not received whole within REQUEST_TIMEOUT_MS answers 408, and 
     detail: 'The request was not received completely in time.',
     instance: '/products/ingestions',
   });
-  // Node looks at open requests every quarter of the timeout (app.ts).
+  // Node looks at open requests every quarter of the timeout (src/app/build-app.ts).
   assert.ok(waited >= 1000 && waited < 5000, `answered after ${waited} ms`);
   const listed = await svc.request({ method: 'GET', url: '/products/ingestions', token });
   assert.equal(listed.statusCode, 200);

@@ -5,7 +5,7 @@ import { testServicesForFile, type TestService } from '../helpers/test-service.t
 import { product } from '../helpers/catalog-fixtures.ts';
 import { assertNothingStored, assertProblem, STATUS_FIELDS } from '../helpers/assertions.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { listBatches } from '../../src/ingestion/batch.repository.ts';
+import { listBatches } from '../../src/ingestion/batches/batch.repository.ts';
 
 /** CONTRACT §11.1: batch labels on submission, in the status record, the list filter and webhooks. */
 

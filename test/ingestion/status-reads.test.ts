@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../src/db/database.ts';
 import { createBatchedStatusReads } from '../../src/ingestion/batched-status-reads.ts';
-import type { BatchRow } from '../../src/ingestion/batch.repository.ts';
+import type { BatchRow } from '../../src/ingestion/batches/batch.repository.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { assertProblem, counterValues } from '../helpers/assertions.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config.ts';
-import { buildOperationsApp } from '../../src/http/app.ts';
+import { buildOperationsApp } from '../../src/app/build-app.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 
 /** `/readyz` judges each dependency by its probe, and never waits on one longer than the timeout. */

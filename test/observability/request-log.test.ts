@@ -1,7 +1,7 @@
 /** One log line per request: at info for what people do, at debug for probes, scrapes and polling. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildOperationsApp } from '../../src/http/app.ts';
+import { buildOperationsApp } from '../../src/app/build-app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { FAVICON } from '../../src/http/favicon.ts';

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { startService, type Service } from '../../src/server.ts';
+import { startService, type Service } from '../../src/app/start-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { embeddedTemplate } from '../helpers/embedded-template.ts';
 import { dropServiceSchema } from '../helpers/server-schema.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FIELD_ERROR_CODES } from '../../src/validation/item-errors.ts';
 import { createItemValidator, MAX_ERRORS_PER_ITEM } from '../../src/validation/item-validator.ts';
-import { storable } from '../../src/worker/batch-progress.repository.ts';
+import { storable } from '../../src/ingestion/batches/batch-progress.repository.ts';
 import { asSent, createCatalogModel } from '../../reliability/catalog-model.ts';
 import { anyItemArb, propertyRuns } from '../helpers/catalog-arbitraries.ts';
 import { errorShapes } from '../helpers/catalog-fixtures.ts';

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { storeBatch } from '../helpers/stored-batch.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { giveUpBatch } from '../../src/worker/batch-progress.repository.ts';
+import { giveUpBatch } from '../../src/ingestion/batches/batch-progress.repository.ts';
+import { recordDeliveriesSql } from '../../src/webhooks/delivery.repository.ts';
 
 /**
  * CONTRACT §10.1: "The delivery is recorded in the same transaction that makes the batch terminal."
@@ -53,7 +54,7 @@ describe('the outbox', () => {
 
     await assert.rejects(
       db.transaction(async (tx) => {
-        assert.equal(await giveUpBatch(tx, end), 'failed');
+        assert.equal(await giveUpBatch(tx, end, recordDeliveriesSql), 'failed');
         const inside = await tx.query(
           `SELECT 1 FROM webhook_deliveries WHERE tenant_id = $1 AND batch_id = $2`,
           [tenant, batchId],
@@ -65,7 +66,7 @@ describe('the outbox', () => {
     );
     assert.equal(await countDeliveries(tenant, batchId), 0);
 
-    assert.equal(await db.transaction((tx) => giveUpBatch(tx, end)), 'failed');
+    assert.equal(await db.transaction((tx) => giveUpBatch(tx, end, recordDeliveriesSql)), 'failed');
     // Two endpoints subscribe to batch.failed; the third only to batch.completed.
     const rows = await db.query<{ event: string; status: string }>(
       `SELECT event, status FROM webhook_deliveries WHERE tenant_id = $1 AND batch_id = $2`,
@@ -77,7 +78,7 @@ describe('the outbox', () => {
     ]);
 
     // A second end of an ended batch ends nothing and records nothing.
-    assert.equal(await db.transaction((tx) => giveUpBatch(tx, end)), null);
+    assert.equal(await db.transaction((tx) => giveUpBatch(tx, end, recordDeliveriesSql)), null);
     assert.equal(await countDeliveries(tenant, batchId), 2);
   });
 

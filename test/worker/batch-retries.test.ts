@@ -14,8 +14,8 @@ import {
 } from '../helpers/assertions.ts';
 import type { Database } from '../../src/db/database.ts';
 import { ShutdownError } from '../../src/worker/batch-processor.ts';
-import { findBatch } from '../../src/ingestion/batch.repository.ts';
-import { countBatchAttempt } from '../../src/worker/batch-progress.repository.ts';
+import { findBatch } from '../../src/ingestion/batches/batch.repository.ts';
+import { countBatchAttempt } from '../../src/ingestion/batches/batch-progress.repository.ts';
 import {
   abortingAfter,
   dyingOnTheBody,

@@ -5,10 +5,10 @@ import { storeBatch } from '../helpers/stored-batch.ts';
 import { startSecondWorker } from '../helpers/second-worker.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { batchStatus, assertCounters, countersOf, waitTerminal } from '../helpers/assertions.ts';
-import { countBatchAttempt } from '../../src/worker/batch-progress.repository.ts';
+import { countBatchAttempt } from '../../src/ingestion/batches/batch-progress.repository.ts';
 import type { BatchWorker } from '../../src/worker/batch-worker.ts';
 import { STALE_AFTER_SECONDS } from '../../src/worker/housekeeping.ts';
-import { deleteExpiredBatches } from '../../src/worker/housekeeping.repository.ts';
+import { deleteExpiredBatches } from '../../src/ingestion/batches/batch-retention.repository.ts';
 import { deleteExpiredDeliveries } from '../../src/webhooks/delivery.repository.ts';
 import type { Queryable } from '../../src/db/database.ts';
 

@@ -6,7 +6,7 @@ import { product } from '../helpers/catalog-fixtures.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 
 /**
- * The worker side of a process (src/worker/start-worker.ts): on the API thread, or in a thread of
+ * The worker side of a process (src/app/start-worker-side.ts): on the API thread, or in a thread of
  * its own (ROLE=all on a PostgreSQL server, WORKER_THREAD). Either way a submission wakes its own
  * process's idle workers, so the batch starts now rather than at their next poll: with the poll an
  * hour away (no setting allows that), only that wake can get a batch processed.

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database } from '../../src/db/database.ts';
 import { ShutdownError, type BatchProcessor } from '../../src/worker/batch-processor.ts';
-import { findBatch } from '../../src/ingestion/batch.repository.ts';
+import { findBatch } from '../../src/ingestion/batches/batch.repository.ts';
 import type { IngestJob, JobQueue } from '../../src/queue/job-queue.ts';
 import { product, withoutName } from '../helpers/catalog-fixtures.ts';
 import { processorOn, storeBatch, workerOn } from '../helpers/stored-batch.ts';

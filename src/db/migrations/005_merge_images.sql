@@ -5,6 +5,8 @@
 -- image {url, angle} or {url} (no angle: keep the stored one, or none for a new url); `[]` when no
 -- item sent images. Known urls are updated in place, new ones appended in order, unsent ones kept.
 -- A stored image may lack `angle` (a new image sent without one): it reads as null.
+-- Its twin in TypeScript is `mergeImages` (src/catalog/merge-items.ts), used by the preview and the
+-- worker's narrowed-down paths; test/property/merge-images.test.ts holds the two equal.
 CREATE FUNCTION merge_images(stored jsonb, patch jsonb) RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE

@@ -1,8 +1,8 @@
-import type { Queryable } from '../db/database.ts';
-import { deletionInRuns, type RetentionDeletion } from '../db/deletion-in-runs.ts';
-import { TERMINAL_SQL, UNFINISHED_SQL } from '../ingestion/batch-status.ts';
+import type { Queryable } from '../../db/database.ts';
+import { deletionInRuns, type RetentionDeletion } from '../../db/deletion-in-runs.ts';
+import { TERMINAL_SQL, UNFINISHED_SQL } from '../batch-status.ts';
 
-/** SQL of the worker's housekeeping: batches that lost their worker, retention, rate-limit windows. */
+/** SQL of the `batches` table for the worker's housekeeping: batches that lost their worker, retention. */
 
 /** Batches deleted per statement: a batch takes up to 1000 error records with it. */
 const BATCHES_PER_STATEMENT = 100;
@@ -33,9 +33,4 @@ export async function findTenantsWithStaleBatches(db: Queryable, staleSeconds: n
     [staleSeconds],
   );
   return rows.map((row) => row.tenant_id);
-}
-
-/** Deletes rate-limit windows that can no longer matter (the API counts the current minute only). */
-export async function pruneRateLimitWindows(db: Queryable): Promise<void> {
-  await db.query(`DELETE FROM rate_limit_windows WHERE window_start < now() - interval '10 minutes'`);
 }

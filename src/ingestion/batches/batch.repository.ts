@@ -1,9 +1,13 @@
-import { queryRow, type Queryable } from '../db/database.ts';
-import type { ItemFailure } from '../validation/item-errors.ts';
-import type { BatchStatus } from './batch-status.ts';
-import type { BatchRecord } from './ingestion.schemas.ts';
+import { queryRow, type Queryable } from '../../db/database.ts';
+import type { ItemFailure } from '../../validation/item-errors.ts';
+import { UNFINISHED_SQL, type BatchStatus } from '../batch-status.ts';
+import type { BatchRecord } from '../ingestion.schemas.ts';
 
-/** SQL of the API side of ingestion: storing submissions and reading batches back. */
+/**
+ * SQL of the `batches` table, API side: storing submissions and reading batches back. The worker's
+ * writes are in batch-progress.repository.ts, retention in batch-retention.repository.ts; nothing
+ * else in src/ names the table.
+ */
 
 /** A batch row, with what the worker also needs besides the public record. */
 export interface BatchRow extends Omit<BatchRecord, 'label'> {
@@ -89,7 +93,7 @@ export async function findBatch(db: Queryable, tenantId: string, batchId: string
   );
 }
 
-/** Which batch a read asks for: ids are unique per tenant only. */
+/** One batch of one tenant: ids are unique per tenant only, so every statement is keyed by both. */
 export interface BatchKey {
   tenantId: string;
   batchId: string;
@@ -169,3 +173,10 @@ export async function listItemErrors(
     [query.tenantId, query.batchId, query.afterIndex, query.beforeIndex, query.limit],
   );
 }
+
+/**
+ * The tenant `$1`'s backlog, as a scalar subquery: items of its unfinished batches not settled yet
+ * (the admission check of rate-limiter.ts reads it in its own statements).
+ */
+export const PENDING_ITEMS_SQL = `(SELECT COALESCE(sum(received_count - upserted - failed), 0)::int FROM batches
+   WHERE tenant_id = $1 AND status IN ${UNFINISHED_SQL})`;

@@ -15,8 +15,8 @@ import { createErrorReports } from '../ingestion/error-reports.service.ts';
 import { createPreviewService } from '../ingestion/preview.service.ts';
 import { createWebhookService } from '../webhooks/webhook.service.ts';
 import type { AnalysisService } from '../analysis/analysis.service.ts';
-import { createAuthorize } from './authorize.ts';
-import { buildApp } from './app.ts';
+import { createAuthorize } from '../http/authorize.ts';
+import { buildApp } from './build-app.ts';
 
 /**
  * The API of ROLE=api and ROLE=all, not yet listening: token verification, the services behind the

@@ -1,21 +1,19 @@
-import { queryRow, type Queryable } from '../db/database.ts';
-import type { ItemFailure } from '../validation/item-errors.ts';
-import {
-  SETTLED_STATUS_SQL,
-  STATUS_SQL,
-  UNFINISHED_SQL,
-  type BatchStatus,
-} from '../ingestion/batch-status.ts';
-import { BATCH_COLUMNS, toBatchRow, type BatchRow } from '../ingestion/batch.repository.ts';
-import { recordDeliveriesSql } from '../webhooks/delivery.repository.ts';
+import { queryRow, type Queryable } from '../../db/database.ts';
+import type { ItemFailure } from '../../validation/item-errors.ts';
+import { SETTLED_STATUS_SQL, STATUS_SQL, UNFINISHED_SQL, type BatchStatus } from '../batch-status.ts';
+import { BATCH_COLUMNS, toBatchRow, type BatchKey, type BatchRow } from './batch.repository.ts';
 
-/** One batch of one tenant: what every statement here is keyed by. */
-export interface BatchKey {
-  tenantId: string;
-  batchId: string;
-}
+export type { BatchKey };
 
-/** SQL of the worker side of ingestion: reading items and recording progress. */
+/** SQL of the `batches` table, worker side: reading items and recording progress. */
+
+/**
+ * What else a batch's end writes in the statement that ends it: a statement over the CTE named
+ * `ended` (its one row, the batch's new status), which is `recordDeliveriesSql` of
+ * src/webhooks/delivery.repository.ts, the webhook outbox. Handed in by the worker, so the batches
+ * table's SQL stays below the webhooks that read it.
+ */
+export type OnBatchEnd = (ended: string) => string;
 
 /**
  * `updated_at` for a change: now, at millisecond precision, but always at least 1 ms after the
@@ -135,13 +133,17 @@ const dropBody = (ended: string) =>
  * Moves a settled batch (next_index = received_count) to its terminal status, drops its body, and
  * records its webhook deliveries (the outbox, CONTRACT §10.1) in the same statement.
  */
-export async function finishBatch(tx: Queryable, batch: BatchKey): Promise<BatchStatus | null> {
+export async function finishBatch(
+  tx: Queryable,
+  batch: BatchKey,
+  onEnd: OnBatchEnd,
+): Promise<BatchStatus | null> {
   const rows = await tx.query<{ status: BatchStatus }>(
     `WITH ended AS (
        UPDATE batches SET status = ${SETTLED_STATUS_SQL}, ${TOUCH}
        WHERE tenant_id = $1 AND id = $2 AND status = ${STATUS_SQL.processing} AND next_index = received_count
        RETURNING status
-     ), dropped AS (${dropBody('ended')}), outbox AS (${recordDeliveriesSql('ended')})
+     ), dropped AS (${dropBody('ended')}), outbox AS (${onEnd('ended')})
      SELECT status FROM ended`,
     [batch.tenantId, batch.batchId],
   );
@@ -210,6 +212,7 @@ export async function lockUnfinishedBatch(
 export async function giveUpBatch(
   tx: Queryable,
   batch: BatchKey & { failedCount: number; unvalidated: boolean },
+  onEnd: OnBatchEnd,
 ): Promise<BatchStatus | null> {
   const rows = await tx.query<{ status: BatchStatus }>(
     `WITH ended AS (
@@ -221,7 +224,7 @@ export async function giveUpBatch(
          ${TOUCH}
        WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL}
        RETURNING status
-     ), dropped AS (${dropBody('ended')}), outbox AS (${recordDeliveriesSql('ended')})
+     ), dropped AS (${dropBody('ended')}), outbox AS (${onEnd('ended')})
      SELECT status FROM ended`,
     [batch.tenantId, batch.batchId, batch.failedCount, batch.unvalidated],
   );

@@ -1,19 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
-import type { Config } from './config.ts';
-import { openDatabase, type Database } from './db/database.ts';
-import { explainPoolerRefusal, migrateAndCheck } from './db/deployment-check.ts';
-import { jobQueueSchema, startJobQueue, throttleErrors, type JobQueue } from './queue/job-queue.ts';
-import { loadVerificationKeys } from './auth/keys.ts';
-import { logKeySetEvents } from './auth/key-set-log.ts';
-import { buildOperationsApp } from './http/app.ts';
-import { buildApi } from './http/start-api.ts';
-import { createMetrics, type Metrics } from './observability/metrics.ts';
-import type { ReadinessCheck } from './observability/health.routes.ts';
-import { startWorkerSide, type WorkerSide } from './worker/start-worker.ts';
-import type { BatchWorker } from './worker/batch-worker.ts';
-import type { WorkerThread } from './worker/worker-thread.ts';
-import type { AnalysisService } from './analysis/analysis.service.ts';
+import type { Config } from '../config.ts';
+import { openDatabase, type Database } from '../db/database.ts';
+import { explainPoolerRefusal, migrateAndCheck } from '../db/deployment-check.ts';
+import { jobQueueSchema, startJobQueue, throttleErrors, type JobQueue } from '../queue/job-queue.ts';
+import { loadVerificationKeys } from '../auth/keys.ts';
+import { logKeySetEvents } from '../auth/key-set-log.ts';
+import { buildOperationsApp } from './build-app.ts';
+import { buildApi } from './build-api.ts';
+import { createMetrics, type Metrics } from '../observability/metrics.ts';
+import type { ReadinessCheck } from '../observability/health.routes.ts';
+import { startWorkerSide, type WorkerSide } from './start-worker-side.ts';
+import type { BatchWorker } from '../worker/batch-worker.ts';
+import type { WorkerThread } from './worker-thread.ts';
+import type { AnalysisService } from '../analysis/analysis.service.ts';
 
 /** Connections an API keeps open: enough for a client's burst of status polls (docs/performance.md). */
 const API_KEPT_CONNECTIONS = 12;

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import os from 'node:os';
 import { pino } from 'pino';
-import { startService } from '../server.ts';
+import { startService } from './start-service.ts';
 import type { HostMessage, ThreadData, ThreadMessage } from './worker-thread.ts';
 
 /** The worker thread of ROLE=all on a PostgreSQL server: the worker role, driven by messages. */

@@ -1,10 +1,10 @@
 import type { Config } from '../config.ts';
 import { createItemValidator } from '../validation/item-validator.ts';
-import { createBatchProcessor } from './batch-processor.ts';
-import { createBatchWorker, type BatchWorker } from './batch-worker.ts';
+import { createBatchProcessor } from '../worker/batch-processor.ts';
+import { createBatchWorker, type BatchWorker } from '../worker/batch-worker.ts';
 import { startWorkerThread, type WorkerThread } from './worker-thread.ts';
 import { startWebhookDispatcher } from '../webhooks/start-dispatcher.ts';
-import type { WorkerDeps } from './worker-deps.ts';
+import type { WorkerDeps } from '../worker/worker-deps.ts';
 
 /**
  * Runs of a batch in a row without progress, each counted from its start, that may end in an

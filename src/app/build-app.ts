@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.ts';
 import { HTTPS_URL_FORMAT } from '../catalog/product-schema.ts';
-import type { Authorize } from './authorize.ts';
+import type { Authorize } from '../http/authorize.ts';
 import type { IngestionService } from '../ingestion/ingestion.service.ts';
 import type { ErrorReports } from '../ingestion/error-reports.service.ts';
 import { errorReportRoutes } from '../ingestion/error-reports.routes.ts';
@@ -21,16 +21,16 @@ import type { WebhookService } from '../webhooks/webhook.service.ts';
 import { webhookRoutes } from '../webhooks/webhook.routes.ts';
 import { healthRoutes, type ReadinessCheck } from '../observability/health.routes.ts';
 import { RequestLog } from '../observability/request-log.ts';
-import { clientErrorHandler } from './client-error.ts';
-import { dashboardRoute } from './dashboard-route.ts';
-import { faviconRoute } from './favicon.ts';
-import { frameworkErrorHandler, registerErrorHandler } from './error-handler.ts';
-import { registerJsonBodyParser } from './json-body.ts';
-import { problemPages } from './problem-pages.ts';
-import { requestIdOf } from './request-id.ts';
-import { serviceIndex } from './service-index.ts';
-import { withRequestId } from './schemas.ts';
-import { createValidatorCompiler } from './validator-compiler.ts';
+import { clientErrorHandler } from '../http/client-error.ts';
+import { dashboardRoute } from '../http/dashboard-route.ts';
+import { faviconRoute } from '../http/favicon.ts';
+import { frameworkErrorHandler, registerErrorHandler } from '../http/error-handler.ts';
+import { registerJsonBodyParser } from '../http/json-body.ts';
+import { problemPages } from '../http/problem-pages.ts';
+import { requestIdOf } from '../http/request-id.ts';
+import { serviceIndex } from '../http/service-index.ts';
+import { withRequestId } from '../http/schemas.ts';
+import { createValidatorCompiler } from '../http/validator-compiler.ts';
 
 /** What every app of this service is built from, whichever routes it serves. */
 interface BaseDependencies {
@@ -60,7 +60,7 @@ export interface AppDependencies extends BaseDependencies {
  * sending ends its connection cleanly after its next answer. Closing an idle connection instead
  * can cross a request the client is sending on it at that moment (behind a load balancer, a
  * window of a millisecond or so), and that request fails with a reset. What is left after this
- * wait is closed: idle connections at once, requests in flight at the drain's deadline (src/server.ts).
+ * wait is closed: idle connections at once, requests in flight at the drain's deadline (start-service.ts).
  */
 const IDLE_DRAIN_MS = 3_000;
 
