@@ -12,6 +12,7 @@ import {
   DESKTOP,
   PHONE,
   scenario,
+  screenshot,
 } from './dashboard-browser.ts';
 
 const world = dashboardWorldForFile();
@@ -64,6 +65,7 @@ browserTest(
         assert.equal(await page.getByRole('heading', { name: 'New endpoint' }).count(), 0);
         assert.equal(await page.getByLabel('URL').count(), 0);
         await assertAccessible(page, `webhooks without webhooks:manage at ${viewport.width} px`);
+        if (viewport === PHONE) await screenshot(page, 'webhooks-without-scope-phone', { docs: true });
 
         await page.evaluate(`location.hash = '#/analyzer'`);
         await page.getByRole('heading', { name: 'Analyzer', level: 1 }).waitFor();
