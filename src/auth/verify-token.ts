@@ -3,21 +3,9 @@ import { ForbiddenError, UnauthorizedError } from '../errors/app-errors.ts';
 import { createTtlCache } from '../runtime/ttl-cache.ts';
 import type { VerificationKeys } from './keys.ts';
 import { KeySetUnavailableError } from './remote-keys.ts';
+import type { Scope } from './scopes.ts';
 
-/** The scopes the API knows (CONTRACT §3). */
-export const SCOPES = {
-  ingestionsWrite: 'ingestions:write',
-  ingestionsRead: 'ingestions:read',
-  catalogRead: 'catalog:read',
-  analysisRun: 'analysis:run',
-  catalogWrite: 'catalog:write',
-  webhooksManage: 'webhooks:manage',
-} as const;
-
-export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
-
-/** Every scope, as a token's `scope` claim writes them: what `npm run token` grants by default. */
-export const ALL_SCOPES = Object.values(SCOPES).join(' ');
+export { ALL_SCOPES, SCOPES, type Scope } from './scopes.ts';
 
 /** Longest tenant id, in characters: as long as an `external_id` or a `sku` may be. */
 export const MAX_TENANT_LENGTH = 255;

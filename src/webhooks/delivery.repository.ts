@@ -18,21 +18,30 @@ export const recordDeliveriesSql = (ended: string) =>
    FROM ${ended} JOIN webhook_endpoints e
      ON e.tenant_id = $1 AND e.enabled AND ${eventOfStatusSql(`${ended}.status`)} = ANY (e.events)`;
 
-interface RawDeliveryRow extends Omit<DeliveryRecord, 'next_attempt_at' | 'created_at' | 'delivered_at'> {
+interface RawDeliveryRow extends Omit<
+  DeliveryRecord,
+  'next_attempt_at' | 'created_at' | 'delivered_at' | 'batch_label'
+> {
   next_attempt_at: Date | null;
   created_at: Date;
   delivered_at: Date | null;
+  /** The batch's label; null when it has none, or the batch is gone (retention). */
+  batch_label: string | null;
 }
 
-const DELIVERY_COLUMNS = `id::text AS id, event, batch_id::text AS batch_id, status, attempts, last_status_code,
-  last_error, CASE WHEN status = 'pending' THEN next_attempt_at END AS next_attempt_at, created_at, delivered_at`;
+/** A delivery's columns (`d`) and its batch's label (`b`, joined on the tenant and the batch id). */
+const DELIVERY_COLUMNS = `d.id::text AS id, d.event, d.batch_id::text AS batch_id, d.status, d.attempts,
+  d.last_status_code, d.last_error, CASE WHEN d.status = 'pending' THEN d.next_attempt_at END AS next_attempt_at,
+  d.created_at, d.delivered_at, b.label AS batch_label`;
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());
-const toRecord = (row: RawDeliveryRow): DeliveryRecord => ({
+/** A log entry: `batch_label` only when the batch has a label, as a batch's own record has `label`. */
+const toRecord = ({ batch_label, ...row }: RawDeliveryRow): DeliveryRecord => ({
   ...row,
   next_attempt_at: iso(row.next_attempt_at),
   created_at: row.created_at.toISOString(),
   delivered_at: iso(row.delivered_at),
+  ...(batch_label === null ? {} : { batch_label }),
 });
 
 /** Where a page of a delivery log starts: after the delivery created at `createdAt` with `id`. */
@@ -47,10 +56,11 @@ export async function listDeliveries(
   query: { tenantId: string; endpointId: string; before: DeliveryListPosition | null; limit: number },
 ): Promise<DeliveryRecord[]> {
   const rows = await db.query<RawDeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-     WHERE tenant_id = $1 AND endpoint_id = $2
-       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
-     ORDER BY created_at DESC, id DESC LIMIT $5`,
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d
+     LEFT JOIN batches b ON b.tenant_id = d.tenant_id AND b.id = d.batch_id
+     WHERE d.tenant_id = $1 AND d.endpoint_id = $2
+       AND ($3::timestamptz IS NULL OR (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
+     ORDER BY d.created_at DESC, d.id DESC LIMIT $5`,
     [
       query.tenantId,
       query.endpointId,

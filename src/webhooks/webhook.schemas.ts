@@ -69,12 +69,18 @@ export const SecretRotated = Type.Object(
   { additionalProperties: false, title: 'SecretRotated' },
 );
 
-/** One delivery in an endpoint's log (CONTRACT §10.1). */
+/** One delivery in an endpoint's log (docs/webhooks.md, the delivery log). */
 export const Delivery = Type.Object(
   {
     id: Type.String({ description: 'Sent as webhook-id on every attempt' }),
     event: Event,
     batch_id: Type.String(),
+    batch_label: Type.Optional(
+      Type.String({
+        description:
+          'The batch’s label (docs/batch-labels.md), only when it has one; absent too once the batch is gone',
+      }),
+    ),
     status: StringEnum(DELIVERY_STATUSES),
     attempts: Type.Integer({ description: 'Attempts made so far' }),
     last_status_code: Type.Union([Type.Integer(), Type.Null()], {

@@ -345,6 +345,26 @@ export async function assertLabelledCards(page: Page): Promise<number> {
 }
 
 /**
+ * Answers the page's previews as the service answers a token without ingestions:write (403), so a
+ * test measures how the page reads a file, not the service. The import view needs a token with
+ * that scope to be shown at all (docs/ui.md, Scopes), so the refusal is the test's own.
+ */
+export async function refusePreviews(page: Page): Promise<void> {
+  await page.route('**/products/ingestions/preview', (route) =>
+    route.fulfill({
+      status: 403,
+      contentType: 'application/problem+json',
+      body: JSON.stringify({
+        type: 'about:blank',
+        title: 'Forbidden',
+        status: 403,
+        detail: 'The token lacks the scope "ingestions:write".',
+      }),
+    }),
+  );
+}
+
+/**
  * Saves a screenshot of `page` as test/ui/screenshots/<name>.png (after scrolling `scrollTo` into
  * view). The views' pictures of docs/ui.md are those with `docs`: with `UI_DOCS_SCREENSHOTS=1` they
  * are also written there, reduced to a 128-colour palette to keep the repository small.

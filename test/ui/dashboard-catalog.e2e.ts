@@ -292,15 +292,29 @@ browserTest(
       await assertAccessible(page, 'webhooks');
       await screenshot(page, 'webhooks', { docs: true });
 
+      // A labelled batch, then one without a label: the log names the first by its label.
+      const labelledId = await world.api.submit(token, [product()], 'Monday feed 1/1');
+      await world.api.waitForTerminal(token, labelledId);
       const batchId = await world.api.submit(token, [product()]);
       await world.api.waitForTerminal(token, batchId);
       await page.getByRole('link', { name: receiver.url }).click();
-      const row = page
-        .getByRole('region', { name: 'Deliveries, newest first' })
-        .getByRole('row')
-        .filter({ hasText: batchId });
+      const log = page.getByRole('region', { name: 'Deliveries, newest first' });
+      const row = log.getByRole('row').filter({ hasText: batchId });
       await row.getByText('delivered').waitFor({ timeout: 20_000 });
       assert.match(await row.innerText(), /batch\.completed/);
+      const labelled = log
+        .getByRole('row')
+        .filter({ has: page.getByRole('link', { name: 'Monday feed 1/1' }) });
+      await labelled.getByText('delivered').waitFor({ timeout: 20_000 });
+      assert.equal(
+        await labelled.getByRole('link', { name: 'Monday feed 1/1' }).getAttribute('href'),
+        `#/batches/${labelledId}`,
+      );
+      assert.equal(await labelled.getByText(labelledId).count(), 0, 'the label, not the id');
+      assert.equal(
+        await labelled.getByRole('button', { name: /^Redeliver/ }).getAttribute('aria-label'),
+        'Redeliver batch.completed of batch Monday feed 1/1',
+      );
       await screenshot(page, 'webhook-deliveries', { docs: true });
       await assertAccessible(page, 'webhook deliveries');
 

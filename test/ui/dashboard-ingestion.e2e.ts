@@ -12,7 +12,9 @@ import {
   assertFitsWidth,
   browserTest,
   dashboardWorldForFile,
+  DESKTOP,
   PHONE,
+  refusePreviews,
   scenario,
   screenshot,
 } from './dashboard-browser.ts';
@@ -44,20 +46,49 @@ browserTest('signing in shows the tenant, scopes and expiry; a refused token say
     await page.getByRole('cell', { name: /No batches yet/ }).waitFor();
     await assertAccessible(page, 'batches');
 
-    // Forbidden: the token lacks catalog:read.
+    // The token lacks catalog:read: the view says so in place of a search that would end in a 403.
     await page.getByRole('link', { name: 'Catalog' }).click();
-    const alert = page.locator('.auth-alert');
-    await alert.filter({ hasText: 'Not allowed (403)' }).waitFor();
-    assert.match((await alert.textContent()) ?? '', /lacks the scope this needs/);
+    const note = page.locator('.scope-note');
+    await note.waitFor();
+    assert.equal(
+      await note.textContent(),
+      'Your token lacks the catalog:read scope to search the catalog. Sign in with a token that has it to do so.',
+    );
+    assert.equal(await page.locator('.auth-alert').textContent(), '');
   });
 
+  // A forged signature, then an expired token: their payloads still claim the tenant and scopes,
+  // which the page must not show once the service has refused the token.
   const forged = await world.api.token(tenant);
-  const other = await world.open(`${forged.slice(0, -4)}AAAA`);
-  await scenario(t, other, 'sign-in-refused', async () => {
-    const alert = other.locator('.auth-alert');
-    await alert.filter({ hasText: 'Not signed in (401)' }).waitFor();
-    assert.match((await alert.textContent()) ?? '', /Sign in again with a valid token/);
-  });
+  const expired = await world.api.token(tenant, { ttlSeconds: -60 });
+  const refused: Array<[string, string]> = [
+    ['forged', `${forged.slice(0, -4)}AAAA`],
+    ['expired', expired],
+  ];
+  for (const [kind, refusedToken] of refused)
+    for (const viewport of [DESKTOP, PHONE]) {
+      const other = await world.open(null, '#/sign-in', viewport);
+      await scenario(t, other, `sign-in-${kind}-${viewport.width}`, async () => {
+        await other.getByLabel('Bearer token').fill(refusedToken);
+        await other.getByRole('button', { name: 'Sign in' }).click();
+        const alert = other.locator('.auth-alert');
+        await alert.filter({ hasText: 'Not signed in (401)' }).waitFor();
+        assert.match((await alert.textContent()) ?? '', /Sign in again with a valid token/);
+        if (kind === 'expired') assert.match((await alert.textContent()) ?? '', /expired/);
+        await other.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+        assert.equal(await other.getByTestId('tenant').count(), 0);
+        assert.equal(await other.getByTestId('scopes').count(), 0);
+        assert.equal(await other.getByTestId('expiry').count(), 0);
+        assert.equal(await other.getByRole('button', { name: 'Sign out' }).count(), 0);
+        assert.equal(await other.getByRole('button', { name: 'Session' }).isVisible(), false);
+        assert.equal(await other.getByRole('navigation', { name: 'Main' }).isVisible(), false);
+        assert.equal(await other.evaluate('sessionStorage.getItem("catalog-dashboard.token")'), null);
+        assert.equal(new URL(other.url()).hash, '#/sign-in');
+        await assertAccessible(other, `sign-in after a 401 (${kind} token) at ${viewport.width} px`);
+        if (kind === 'expired' && viewport === PHONE)
+          await screenshot(other, 'phone-signed-out', { docs: true });
+      });
+    }
 });
 
 browserTest('a batch that does not exist shows the 404, and no errors to filter or download', async (t) => {
@@ -205,9 +236,9 @@ browserTest(
 
 browserTest('a 50 MB JSON Lines file is read as a stream without freezing the page', async (t) => {
   const tenant = world.api.tenant('large');
-  // Without ingestions:write the preview is refused (403) after the first group, so the page only
+  // The preview is refused (403, as without ingestions:write) after the first group, so the page only
   // reads the file to count its items: this test measures the reading, not the service.
-  const token = await world.api.token(tenant, { scope: 'ingestions:read' });
+  const token = await world.api.token(tenant);
   const dir = await mkdtemp(path.join(tmpdir(), 'dashboard-large-'));
   const file = path.join(dir, 'large.jsonl');
   const line = `${JSON.stringify(product({ description: 'x'.repeat(600) }))}\n`;
@@ -215,6 +246,7 @@ browserTest('a 50 MB JSON Lines file is read as a stream without freezing the pa
   await writeFile(file, line.repeat(count));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const page = await world.open(token, '#/import');
+  await refusePreviews(page);
   await scenario(t, page, 'import-large', async () => {
     // Long tasks: main-thread work of over 50 ms, during which the page cannot answer input.
     // (A script in the page's terms: Node's PerformanceObserver types know no 'longtask'.)

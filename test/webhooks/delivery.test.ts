@@ -129,6 +129,27 @@ describe('a terminal batch is delivered to each subscribed endpoint', () => {
     );
   });
 
+  test('the log names each batch by its label when it has one (docs/batch-labels.md)', async () => {
+    const hook = await receiver();
+    const token = await svc.token(svc.tenant());
+    const endpoint = await register(svc, token, { url: hook.url });
+    const unlabelled = await svc.submit(token, [product()]);
+    await svc.waitForTerminal(token, unlabelled);
+    const labelled = await svc.submit(token, [product()], 'Tuesday feed 1/2 🛋');
+    await svc.waitForTerminal(token, labelled);
+    await hook.waitFor(2);
+
+    const rows = await deliveries(svc, token, endpoint.id);
+    assert.deepEqual(
+      rows.map((row) => [row.batch_id, row.batch_label]),
+      [
+        [labelled, 'Tuesday feed 1/2 🛋'],
+        [unlabelled, undefined],
+      ],
+    );
+    assert.equal('batch_label' in rows[1]!, false, 'a batch without a label: no batch_label at all');
+  });
+
   test('only subscribed events, only enabled endpoints of the same tenant', async () => {
     const hook = await receiver();
     const other = await receiver();

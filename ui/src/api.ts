@@ -23,6 +23,20 @@ export function onAuthError(listener: (error: ApiError) => void): () => void {
   return () => authListeners.delete(listener);
 }
 
+/**
+ * How the shell renews a session whose token the service refused, or null when it cannot (a pasted
+ * token). Resolves true when a new token is in the session.
+ */
+let renewer: (() => Promise<boolean>) | null = null;
+
+/**
+ * Lets `call` renew the session once when the service answers 401, and send the call again with the
+ * new token: a token that expired just before its scheduled renewal is not a reason to sign out.
+ */
+export function renewSessionWith(renew: (() => Promise<boolean>) | null): void {
+  renewer = renew;
+}
+
 /** What the service said, from a problem+json body or the analyzer's `{statusCode, message, error}`. */
 function detailOf(body: unknown): string | null {
   if (typeof body !== 'object' || body === null) return null;
@@ -62,6 +76,15 @@ export interface CallOptions {
  * else throws an ApiError. The token goes only into the Authorization header, never into a URL.
  */
 export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+  return send(path, options, true);
+}
+
+/**
+ * One attempt of `call`. On a 401, when `mayRenew` and the shell can renew the session, the call is
+ * sent once more with the renewed token (or with a token renewed meanwhile by the shell's timer);
+ * only the second 401, or a refused renewal, reaches the auth listeners.
+ */
+async function send(path: string, options: CallOptions, mayRenew: boolean): Promise<Response> {
   const session = currentSession();
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   if (session) headers.authorization = `Bearer ${session.token}`;
@@ -85,6 +108,8 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
     throw new ApiError(0, 'The service could not be reached. Check the connection and try again.');
   }
   if (response.ok) return response;
+  if (response.status === 401 && mayRenew && session && (await renewed(session.token)))
+    return send(path, options, false);
   const parsed: unknown = await response.json().catch(() => null);
   const retryAfter = Number(response.headers.get('retry-after'));
   const error = new ApiError(
@@ -96,6 +121,14 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   if (response.status === 401 || response.status === 403)
     for (const listener of authListeners) listener(error);
   throw error;
+}
+
+/** Whether the session now holds a token other than `refused`, renewing it if need be. */
+async function renewed(refused: string): Promise<boolean> {
+  const now = currentSession();
+  if (now && now.token !== refused) return true;
+  if (!renewer) return false;
+  return renewer().catch(() => false);
 }
 
 /**

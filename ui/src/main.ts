@@ -1,5 +1,5 @@
 import './styles.css';
-import { onAuthError } from './api.ts';
+import { onAuthError, renewSessionWith, type ApiError } from './api.ts';
 import { loadDashboardConfig, oidcSettings } from './dashboard-config.ts';
 import { h, replace } from './dom.ts';
 import {
@@ -10,6 +10,7 @@ import {
   renewalDelayMs,
   signOutEverywhere,
 } from './oidc.ts';
+import { missingScopeNote, SCOPES, type Scope } from './scopes.ts';
 import { currentSession, type Session } from './session.ts';
 import type { View } from './view.ts';
 import { analyzerView } from './views/analyzer.ts';
@@ -22,15 +23,25 @@ import { signInView } from './views/sign-in.ts';
 import { webhookView } from './views/webhook.ts';
 import { webhooksView } from './views/webhooks.ts';
 
-const ROUTES: Array<[RegExp, View, string]> = [
-  [/^\/(?:batches)?$/, batchesView, 'Batches'],
-  [/^\/batches\/([^/]+)$/, batchView, 'Batch'],
-  [/^\/import$/, importView, 'Import'],
-  [/^\/catalog$/, catalogView, 'Catalog'],
-  [/^\/products\/([^/]+)$/, productView, 'Product'],
-  [/^\/webhooks$/, webhooksView, 'Webhooks'],
-  [/^\/webhooks\/([^/]+)$/, webhookView, 'Webhook endpoint'],
-  [/^\/analyzer$/, analyzerView, 'Analyzer'],
+/**
+ * Each route: its pattern, its view, its title, the scope its calls need, and what for (the line a
+ * token without it reads instead of the view: ui/src/scopes.ts).
+ */
+const ROUTES: Array<[RegExp, View, string, Scope, string]> = [
+  [/^\/(?:batches)?$/, batchesView, 'Batches', SCOPES.ingestionsRead, 'to list batches'],
+  [/^\/batches\/([^/]+)$/, batchView, 'Batch', SCOPES.ingestionsRead, 'to read a batch'],
+  [/^\/import$/, importView, 'Import', SCOPES.ingestionsWrite, 'to preview and submit imports'],
+  [/^\/catalog$/, catalogView, 'Catalog', SCOPES.catalogRead, 'to search the catalog'],
+  [/^\/products\/([^/]+)$/, productView, 'Product', SCOPES.catalogRead, 'to read products'],
+  [/^\/webhooks$/, webhooksView, 'Webhooks', SCOPES.webhooksManage, 'to list or add endpoints'],
+  [
+    /^\/webhooks\/([^/]+)$/,
+    webhookView,
+    'Webhook endpoint',
+    SCOPES.webhooksManage,
+    'to read an endpoint and its deliveries',
+  ],
+  [/^\/analyzer$/, analyzerView, 'Analyzer', SCOPES.analysisRun, 'to analyze images'],
 ];
 
 const NAV: Array<[string, string]> = [
@@ -151,10 +162,15 @@ function route(): void {
     stopView = signInView(main, { id: '', query: new URLSearchParams(search) });
     return;
   }
-  for (const [pattern, view, title] of ROUTES) {
+  for (const [pattern, view, title, scope, toDo] of ROUTES) {
     const match = pattern.exec(path);
     if (!match) continue;
     document.title = `${title} · Catalog ingestion`;
+    const missing = missingScopeNote(scope, toDo);
+    if (missing) {
+      replace(main, h('h1', { tabindex: -1 }, title), missing);
+      return;
+    }
     stopView = view(main, { id: decodeURIComponent(match[1] ?? ''), query: new URLSearchParams(search) });
     main.querySelector('h1')?.setAttribute('tabindex', '-1');
     return;
@@ -225,7 +241,38 @@ async function start(): Promise<void> {
   scheduleRenewal();
 }
 
-onAuthError((error) => replace(alert, h('p', {}, error.message)));
+/**
+ * A call refused with 401 that the renewal could not save (api.ts `call`): the service trusts no part
+ * of the token, so what its payload claims (tenant, scopes, expiry) is not shown beside the banner:
+ * the tab signs out and shows the sign-in view under it (docs/ui.md, Sign in). A 403 keeps the
+ * session: the token is valid, only this call needs more.
+ */
+function showAuthError(error: ApiError): void {
+  if (error.status === 401 && currentSession() !== null) {
+    stopRenewal();
+    void signOutEverywhere(null);
+    // replaceState fires no hashchange: route() is called here, once, and the banner drawn after it.
+    history.replaceState(null, '', '#/sign-in');
+    route();
+  }
+  replace(alert, h('p', {}, error.message));
+}
+
+/**
+ * A call refused with 401 renews a session signed in with the identity provider once before anything
+ * else: its token may have expired just before the timer's renewal (a busy machine, a sleeping tab).
+ */
+async function renewRefusedSession(): Promise<boolean> {
+  const settings = oidcSettings();
+  if (!settings || !canRenew()) return false;
+  const renewed = await renew(settings);
+  showSession(renewed);
+  scheduleRenewal();
+  return true;
+}
+
+renewSessionWith(renewRefusedSession);
+onAuthError(showAuthError);
 window.addEventListener('hashchange', () => {
   route();
   scheduleRenewal();

@@ -151,8 +151,20 @@ export function canRenew(): boolean {
   return readJson<Tokens>(TOKENS)?.refreshToken != null;
 }
 
-/** Exchanges the refresh token for a new access token; throws when the provider refuses. */
-export async function renew(settings: UiOidcSettings): Promise<Session> {
+/** The renewal under way, shared by every caller while it lasts. */
+let renewing: Promise<Session> | null = null;
+
+/**
+ * Exchanges the refresh token for a new access token; throws when the provider refuses. Callers at
+ * the same time (the timer and a refused call) share one exchange: the provider rotates refresh
+ * tokens, and a second use of the spent one would be refused.
+ */
+export function renew(settings: UiOidcSettings): Promise<Session> {
+  renewing ??= exchangeRefreshToken(settings).finally(() => (renewing = null));
+  return renewing;
+}
+
+async function exchangeRefreshToken(settings: UiOidcSettings): Promise<Session> {
   const tokens = readJson<Tokens>(TOKENS);
   if (!tokens?.refreshToken) throw new Error('This session cannot be renewed: sign in again.');
   const server = await authorizationServer(settings);

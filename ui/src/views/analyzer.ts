@@ -6,8 +6,38 @@ import type { View } from '../view.ts';
 /** The analyzer's limit per request (CONTRACT §8). */
 const MAX_URLS = 10;
 
+type ImageAnalysis = Analysis['images'][number];
+
+/**
+ * Whether the service could not analyze the image (fetch failed, not an image, too large…): its
+ * entry is then `isStageable: false`, `roomType: "unknown"`, `confidence: 0`, the reason in
+ * `details` (docs/analyzer.md). An analyzed image's confidence is never 0: the service keeps it
+ * within 0.01–0.99 (src/analysis/stageability.ts).
+ */
+export function notAnalyzed(image: ImageAnalysis): boolean {
+  return image.confidence === 0 && image.roomType === 'unknown' && !image.isStageable;
+}
+
+/** One image the service could not analyze: why, and no verdict, percentage or picture. */
+function failedCard(image: ImageAnalysis, position: number): HTMLElement {
+  return h(
+    'li',
+    { class: 'card analysis not-analyzed' },
+    h('div', { class: 'no-picture', role: 'img', 'aria-label': `Image ${position + 1}: not analyzed` }),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Verdict'),
+      h('dd', {}, `Could not analyze: ${image.details}`),
+      h('dt', {}, 'URL'),
+      h('dd', { class: 'url' }, image.imageUrl),
+    ),
+  );
+}
+
 /** One analyzed image: the picture (loaded by the browser) beside its verdict. */
-function imageCard(image: Analysis['images'][number], position: number): HTMLElement {
+function imageCard(image: ImageAnalysis, position: number): HTMLElement {
+  if (notAnalyzed(image)) return failedCard(image, position);
   const percent = Math.round(image.confidence * 100);
   return h(
     'li',
@@ -52,6 +82,39 @@ function imageCard(image: Analysis['images'][number], position: number): HTMLEle
   );
 }
 
+/**
+ * The mean confidence over the analyzed images only, saying what it covers: "87% over 8 analyzed ·
+ * 2 could not be analyzed". The service's own `summary.confidence` counts an image it could not
+ * analyze as 0, which would pull the mean down without saying so.
+ */
+export function meanConfidenceText(images: ImageAnalysis[]): string {
+  const analyzed = images.filter((image) => !notAnalyzed(image));
+  const failed = images.length - analyzed.length;
+  const failedText = failed === 0 ? '' : ` · ${failed} could not be analyzed`;
+  if (analyzed.length === 0) return `none analyzed${failedText}`;
+  const mean = analyzed.reduce((sum, image) => sum + image.confidence, 0) / analyzed.length;
+  return `${Math.round(mean * 100)}% over ${analyzed.length} analyzed${failedText}`;
+}
+
+/** The summary: counts (an image not analyzed has no verdict), the mean and the room types. */
+function summaryList(images: ImageAnalysis[], summary: Analysis['summary']): HTMLElement {
+  const failed = images.filter(notAnalyzed).length;
+  return h(
+    'dl',
+    { class: 'counts', 'data-testid': 'analysis-summary' },
+    h('dt', {}, 'Images'),
+    h('dd', {}, summary.totalImages),
+    h('dt', {}, 'Stageable'),
+    h('dd', {}, summary.stageableImages),
+    h('dt', {}, 'Not stageable'),
+    h('dd', {}, summary.nonStageableImages - failed),
+    h('dt', {}, 'Mean confidence'),
+    h('dd', {}, meanConfidenceText(images)),
+    h('dt', {}, 'Room types'),
+    h('dd', {}, summary.roomTypes.length ? summary.roomTypes.join(', ').replaceAll('_', ' ') : '—'),
+  );
+}
+
 /** Paste up to 10 image URLs; each image is shown beside its stageability verdict, then the summary. */
 export const analyzerView: View = (main) => {
   const message = h('p', { class: 'error', role: 'alert' });
@@ -87,20 +150,7 @@ export const analyzerView: View = (main) => {
       replace(
         results,
         h('h2', {}, 'Summary'),
-        h(
-          'dl',
-          { class: 'counts', 'data-testid': 'analysis-summary' },
-          h('dt', {}, 'Images'),
-          h('dd', {}, summary.totalImages),
-          h('dt', {}, 'Stageable'),
-          h('dd', {}, summary.stageableImages),
-          h('dt', {}, 'Not stageable'),
-          h('dd', {}, summary.nonStageableImages),
-          h('dt', {}, 'Mean confidence'),
-          h('dd', {}, `${Math.round(summary.confidence * 100)}%`),
-          h('dt', {}, 'Room types'),
-          h('dd', {}, summary.roomTypes.length ? summary.roomTypes.join(', ').replaceAll('_', ' ') : '—'),
-        ),
+        summaryList(analysis.images, summary),
         h('h2', {}, 'Images'),
         h('ul', { class: 'analysis-list' }, analysis.images.map(imageCard)),
       );

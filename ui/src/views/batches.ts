@@ -2,9 +2,10 @@ import { BATCH_STATUSES } from '../../../src/ingestion/batch-status.ts';
 import { errorText, getJson, query, type Page } from '../api.ts';
 import type { BatchStatus } from '../api-types.ts';
 import { batchFingerprint, batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
-import { h, labelled, longId, replace, table, time } from '../dom.ts';
+import { append, h, labelled, longId, replace, table, time } from '../dom.ts';
 import { replaceHashQuery } from '../hash-query.ts';
 import { debounce, isAbort, latestRequest } from '../live-search.ts';
+import { hasScope, missingScopeNote, SCOPES } from '../scopes.ts';
 import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 import { poll } from '../poller.ts';
@@ -110,15 +111,19 @@ export const batchesView: View = (main, { query: params }) => {
   }
 
   const pager = cursorPager(show);
-  main.append(
+  append(
+    main,
     h('h1', {}, 'Batches'),
     h(
       'div',
       { class: 'toolbar' },
       labelled('status-filter', 'Status', filter),
       labelled('label-search', 'Label', labelSearch),
-      h('a', { href: '#/import', class: 'button-link' }, 'Import a file'),
+      hasScope(SCOPES.ingestionsWrite)
+        ? h('a', { href: '#/import', class: 'button-link' }, 'Import a file')
+        : null,
     ),
+    missingScopeNote(SCOPES.ingestionsWrite, 'to import files'),
     message,
     body,
     pager.element,

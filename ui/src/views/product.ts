@@ -1,6 +1,7 @@
 import { call, errorText, getJson } from '../api.ts';
 import type { Product } from '../api-types.ts';
 import { h, replace, table, time, type Child } from '../dom.ts';
+import { hasScope, missingScopeNote, SCOPES } from '../scopes.ts';
 import type { View } from '../view.ts';
 import { productHistory } from './product-history.ts';
 
@@ -59,6 +60,8 @@ export const productView: View = (main, { id }) => {
   const status = h('p', { role: 'status' });
   const body = h('div');
   const history = productHistory(id);
+  // Deleting needs catalog:write: without it no Delete button is drawn, and a line says why.
+  const mayDelete = hasScope(SCOPES.catalogWrite);
 
   async function remove(what: string, target: string, after: () => void) {
     if (!window.confirm(`Delete ${what}? This cannot be undone.`)) return;
@@ -73,7 +76,7 @@ export const productView: View = (main, { id }) => {
   }
 
   function variantRow(product: Product, variant: Variant): Child[] {
-    return [
+    const cells: Child[] = [
       h('span', { class: 'mono' }, variant.sku),
       text(variant.name),
       variant.color,
@@ -83,14 +86,19 @@ export const productView: View = (main, { id }) => {
       String(variant.weight),
       pageLink(variant.item_url),
       thumbnails(variant),
+    ];
+    if (!mayDelete) return cells;
+    const lastOne = product.variants.length === 1;
+    return [
+      ...cells,
       h(
         'button',
         {
           type: 'button',
           class: 'danger',
           'aria-label': `Delete variant ${variant.sku}`,
-          disabled: product.variants.length === 1,
-          title: product.variants.length === 1 ? 'A product keeps at least one variant' : null,
+          disabled: lastOne,
+          title: lastOne ? 'A product keeps at least one variant' : null,
           onclick: () =>
             void remove(
               `variant ${variant.sku}`,
@@ -126,16 +134,18 @@ export const productView: View = (main, { id }) => {
         fact('Created', time(product.created_at)),
         fact('Updated', time(product.updated_at)),
       ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'danger',
-          onclick: () =>
-            void remove(`product ${product.external_id}`, path, () => (location.hash = '#/catalog')),
-        },
-        'Delete product',
-      ),
+      mayDelete
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: () =>
+                void remove(`product ${product.external_id}`, path, () => (location.hash = '#/catalog')),
+            },
+            'Delete product',
+          )
+        : missingScopeNote(SCOPES.catalogWrite, 'to delete products or variants'),
       h('h2', {}, `Variants (${product.variants.length})`),
       h(
         'p',
@@ -154,7 +164,7 @@ export const productView: View = (main, { id }) => {
           'Weight',
           'Product page',
           'Images',
-          'Actions',
+          ...(mayDelete ? ['Actions'] : []),
         ],
         product.variants.map((variant) => variantRow(product, variant)),
       ),

@@ -5,6 +5,16 @@ import type { View } from '../view.ts';
 import { cursorPager } from '../pager.ts';
 import { poll } from '../poller.ts';
 
+/**
+ * A delivery's batch, named by its label when it has one (docs/batch-labels.md), as the product
+ * history names it; by its id otherwise.
+ */
+function batchLink(delivery: WebhookDelivery): HTMLElement {
+  const href = `#/batches/${encodeURIComponent(delivery.batch_id)}`;
+  if (delivery.batch_label === undefined) return longId(delivery.batch_id, href);
+  return h('a', { href, title: delivery.batch_id }, delivery.batch_label);
+}
+
 /** One endpoint and its delivery log, newest first, refreshed while deliveries are pending; redeliver. */
 export const webhookView: View = (main, { id }) => {
   const path = `/webhook-endpoints/${encodeURIComponent(id)}`;
@@ -79,7 +89,7 @@ export const webhookView: View = (main, { id }) => {
         ],
         page.data.map((delivery) => [
           delivery.event,
-          longId(delivery.batch_id, `#/batches/${encodeURIComponent(delivery.batch_id)}`),
+          batchLink(delivery),
           h('span', { class: `badge delivery-${delivery.status}` }, delivery.status),
           delivery.attempts,
           delivery.last_error ??
@@ -91,7 +101,7 @@ export const webhookView: View = (main, { id }) => {
             'button',
             {
               type: 'button',
-              'aria-label': `Redeliver ${delivery.event} of batch ${delivery.batch_id}`,
+              'aria-label': `Redeliver ${delivery.event} of batch ${delivery.batch_label ?? delivery.batch_id}`,
               onclick: () => void redeliver(delivery),
             },
             'Redeliver',
