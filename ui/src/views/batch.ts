@@ -31,6 +31,52 @@ function errorRows(records: ItemErrors[], code: string): Child[][] {
   );
 }
 
+/** The status record as a list of facts. */
+function batchFacts(batch: BatchStatus): HTMLElement {
+  const fact = (term: string, value: Child) => [h('dt', {}, term), h('dd', {}, value)];
+  return h(
+    'dl',
+    { class: 'facts' },
+    ...(batch.label === undefined ? [] : [fact('Label', batch.label)]),
+    fact('Status', statusBadge(batch.status)),
+    fact('Progress', batchProgress(batch)),
+    fact('Received', batch.received_count),
+    fact('Validated', `${batch.validated_ok} ok, ${batch.validated_failed} failed`),
+    fact('Upserted', batch.upserted),
+    fact('Failed', batch.failed),
+    fact('Created', time(batch.created_at)),
+    fact('Updated', time(batch.updated_at)),
+    fact(isTerminal(batch) ? 'Took' : 'Running for', duration(batch)),
+  );
+}
+
+/** The error summary: how many items failed, and a table of the errors by code. */
+function summaryContent(report: ErrorSummary): Child[] {
+  return [
+    h('p', {}, `${report.failed_items} failed item${report.failed_items === 1 ? '' : 's'}.`),
+    table(
+      'Errors by code',
+      ['Code', 'Errors', 'Most frequent fields', 'Sample item indices'],
+      report.data.map((entry) => [
+        h('code', {}, entry.code),
+        entry.count,
+        entry.fields.map((field) => (field === '' ? '(item)' : field)).join(', '),
+        entry.sample_indices.join(', '),
+      ]),
+      'No errors.',
+    ),
+  ];
+}
+
+/** Downloads every error of the batch at `path` as CSV, the file named after batch `id`. */
+async function downloadErrorsCsv(path: string, id: string): Promise<void> {
+  const response = await call(`${path}/errors`, { headers: { accept: 'text/csv' } });
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.startsWith('text/csv'))
+    throw new Error('This service does not offer the errors as CSV (CONTRACT §10.4).');
+  download(await response.blob(), `batch-${id}-errors.csv`);
+}
+
 /** One batch: its status record (live until terminal), error summary, per-item errors, CSV. */
 export const batchView: View = (main, { id }) => {
   const path = `/products/ingestions/${encodeURIComponent(id)}`;
@@ -50,7 +96,7 @@ export const batchView: View = (main, { id }) => {
       message.textContent = errorText(error);
       return error instanceof ApiError && error.status === 404 ? 'done' : 'same';
     }
-    renderRecord(batch);
+    replace(record, batchFacts(batch));
     errorSections.hidden = false;
     const changed = batch.status !== lastStatus || batch.updated_at !== record.dataset.updated;
     record.dataset.updated = batch.updated_at;
@@ -64,27 +110,6 @@ export const batchView: View = (main, { id }) => {
     return changed ? 'changed' : 'running';
   }
 
-  function renderRecord(batch: BatchStatus) {
-    const fact = (term: string, value: Child) => [h('dt', {}, term), h('dd', {}, value)];
-    replace(
-      record,
-      h(
-        'dl',
-        { class: 'facts' },
-        ...(batch.label === undefined ? [] : [fact('Label', batch.label)]),
-        fact('Status', statusBadge(batch.status)),
-        fact('Progress', batchProgress(batch)),
-        fact('Received', batch.received_count),
-        fact('Validated', `${batch.validated_ok} ok, ${batch.validated_failed} failed`),
-        fact('Upserted', batch.upserted),
-        fact('Failed', batch.failed),
-        fact('Created', time(batch.created_at)),
-        fact('Updated', time(batch.updated_at)),
-        fact(isTerminal(batch) ? 'Took' : 'Running for', duration(batch)),
-      ),
-    );
-  }
-
   async function showSummary() {
     try {
       const report = await getJson<ErrorSummary>(`${path}/errors/summary`);
@@ -94,21 +119,7 @@ export const batchView: View = (main, { id }) => {
         h('option', { value: '' }, 'Any code'),
         codes.map((code) => h('option', { value: code }, code)),
       );
-      replace(
-        summary,
-        h('p', {}, `${report.failed_items} failed item${report.failed_items === 1 ? '' : 's'}.`),
-        table(
-          'Errors by code',
-          ['Code', 'Errors', 'Most frequent fields', 'Sample item indices'],
-          report.data.map((entry) => [
-            h('code', {}, entry.code),
-            entry.count,
-            entry.fields.map((field) => (field === '' ? '(item)' : field)).join(', '),
-            entry.sample_indices.join(', '),
-          ]),
-          'No errors.',
-        ),
-      );
+      replace(summary, ...summaryContent(report));
     } catch (error) {
       replace(summary, h('p', { class: 'notice' }, `No error summary: ${errorText(error)}`));
     }
@@ -149,11 +160,7 @@ export const batchView: View = (main, { id }) => {
 
   async function downloadCsv() {
     try {
-      const response = await call(`${path}/errors`, { headers: { accept: 'text/csv' } });
-      const type = response.headers.get('content-type') ?? '';
-      if (!type.startsWith('text/csv'))
-        throw new Error('This service does not offer the errors as CSV (CONTRACT §10.4).');
-      download(await response.blob(), `batch-${id}-errors.csv`);
+      await downloadErrorsCsv(path, id);
     } catch (error) {
       message.textContent = errorText(error);
     }

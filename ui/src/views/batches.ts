@@ -14,6 +14,31 @@ const PAGE_SIZE = 20;
 /** How long typing in the label search must pause before the list is asked for. */
 const TYPING_PAUSE_MS = 250;
 
+/** A page of batches as a table; its empty line names the filters that found nothing. */
+function batchesTable(
+  data: BatchStatus[],
+  { status, label }: { status: string; label: string },
+): HTMLElement {
+  return table(
+    'Batches, newest first',
+    ['Batch', 'Label', 'Status', 'Progress', 'Received', 'Upserted', 'Failed', 'Created', 'Updated'],
+    data.map((batch) => [
+      longId(batch.batch_id, `#/batches/${encodeURIComponent(batch.batch_id)}`),
+      batch.label ?? '',
+      statusBadge(batch.status),
+      batchProgress(batch),
+      batch.received_count,
+      batch.upserted,
+      batch.failed,
+      time(batch.created_at),
+      time(batch.updated_at),
+    ]),
+    label || status
+      ? `No batch${label ? ` whose label starts with “${label}”` : ''}${status ? ` is ${status.replaceAll('_', ' ')}` : ''}.`
+      : 'No batches yet: import a file to make one.',
+  );
+}
+
 /**
  * The tenant's batches, newest first, filtered by status and by the start of their label (CONTRACT
  * §11.1), paged, refreshed live (poller.ts). The status and label are kept in the address.
@@ -86,29 +111,7 @@ export const batchesView: View = (main, { query: params }) => {
     return page.next_cursor;
   }
 
-  function render(data: BatchStatus[]) {
-    replace(
-      body,
-      table(
-        'Batches, newest first',
-        ['Batch', 'Label', 'Status', 'Progress', 'Received', 'Upserted', 'Failed', 'Created', 'Updated'],
-        data.map((batch) => [
-          longId(batch.batch_id, `#/batches/${encodeURIComponent(batch.batch_id)}`),
-          batch.label ?? '',
-          statusBadge(batch.status),
-          batchProgress(batch),
-          batch.received_count,
-          batch.upserted,
-          batch.failed,
-          time(batch.created_at),
-          time(batch.updated_at),
-        ]),
-        label || status
-          ? `No batch${label ? ` whose label starts with “${label}”` : ''}${status ? ` is ${status.replaceAll('_', ' ')}` : ''}.`
-          : 'No batches yet: import a file to make one.',
-      ),
-    );
-  }
+  const render = (data: BatchStatus[]) => replace(body, batchesTable(data, { status, label }));
 
   const pager = cursorPager(show);
   append(

@@ -49,6 +49,23 @@ function thumbnails(variant: Variant): Child {
   );
 }
 
+/** The product's own fields as a list of facts. */
+function productFacts(product: Product): HTMLElement {
+  const fact = (term: string, value: Child) => [h('dt', {}, term), h('dd', {}, value)];
+  return h(
+    'dl',
+    { class: 'facts' },
+    fact('External id', h('span', { class: 'mono' }, product.external_id)),
+    fact('Name', text(product.name)),
+    fact('Description', text(product.description)),
+    fact('Type', product.type),
+    fact('Sub-type', product.sub_type),
+    fact('Style', product.style),
+    fact('Created', time(product.created_at)),
+    fact('Updated', time(product.updated_at)),
+  );
+}
+
 /**
  * One product with every stored field, its variants (dimensions, weight, price, brand, page, images
  * with their angles) and its history; deletes (CONTRACT §10.5) after confirmation. The spec states
@@ -119,21 +136,9 @@ export const productView: View = (main, { id }) => {
       message.textContent = errorText(error);
       return;
     }
-    const fact = (term: string, value: Child) => [h('dt', {}, term), h('dd', {}, value)];
     replace(
       body,
-      h(
-        'dl',
-        { class: 'facts' },
-        fact('External id', h('span', { class: 'mono' }, product.external_id)),
-        fact('Name', text(product.name)),
-        fact('Description', text(product.description)),
-        fact('Type', product.type),
-        fact('Sub-type', product.sub_type),
-        fact('Style', product.style),
-        fact('Created', time(product.created_at)),
-        fact('Updated', time(product.updated_at)),
-      ),
+      productFacts(product),
       mayDelete
         ? h(
             'button',

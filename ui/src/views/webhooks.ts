@@ -5,6 +5,36 @@ import { h, replace, table, time } from '../dom.ts';
 import type { View } from '../view.ts';
 import { secretBox } from './secret-box.ts';
 
+/** An endpoint's buttons: rotate its secret, delete it. */
+function endpointActions(
+  endpoint: WebhookEndpoint,
+  act: { rotate(endpoint: WebhookEndpoint): Promise<void>; remove(endpoint: WebhookEndpoint): Promise<void> },
+): HTMLElement {
+  return h(
+    'span',
+    { class: 'actions' },
+    h(
+      'button',
+      {
+        type: 'button',
+        'aria-label': `Rotate secret of ${endpoint.url}`,
+        onclick: () => void act.rotate(endpoint),
+      },
+      'Rotate secret',
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        'aria-label': `Delete ${endpoint.url}`,
+        onclick: () => void act.remove(endpoint),
+      },
+      'Delete',
+    ),
+  );
+}
+
 /** The tenant's webhook endpoints: list, create (secret shown once), rotate, delete. */
 export const webhooksView: View = (main) => {
   const message = h('p', { class: 'error', role: 'alert' });
@@ -26,29 +56,7 @@ export const webhooksView: View = (main) => {
             endpoint.description ?? '—',
             endpoint.enabled ? 'yes' : 'no (disabled)',
             time(endpoint.created_at),
-            h(
-              'span',
-              { class: 'actions' },
-              h(
-                'button',
-                {
-                  type: 'button',
-                  'aria-label': `Rotate secret of ${endpoint.url}`,
-                  onclick: () => void rotate(endpoint),
-                },
-                'Rotate secret',
-              ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'danger',
-                  'aria-label': `Delete ${endpoint.url}`,
-                  onclick: () => void remove(endpoint),
-                },
-                'Delete',
-              ),
-            ),
+            endpointActions(endpoint, { rotate, remove }),
           ]),
           'No endpoints yet.',
         ),
