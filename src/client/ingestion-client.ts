@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeFieldErrors, readProblem, type FieldError, type ProblemAnswer } from './problem-answer.ts';
 import type { DiffElementText } from './diff-text.ts';
+import { retryAfterMs } from '../import-pipeline/retry-after.ts';
 
 // The client speaks to the service over HTTP only and is written against CONTRACT alone: it imports
 // nothing from the service's code, so it can be lifted out and run against any deployment.
@@ -122,15 +123,6 @@ export const DEFAULT_BACKOFF_MS: readonly number[] = [500, 1000, 2000, 4000, 800
 const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
 const SUBMIT_TIMEOUT_MS = 120_000;
 const READ_TIMEOUT_MS = 30_000;
-
-/** Milliseconds to wait from a `Retry-After` header (delta-seconds or an HTTP date); 1 s when absent or odd. */
-export function retryAfterMs(header: string | null, now = Date.now()): number {
-  if (header === null || header.trim() === '') return 1000;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? 1000 : Math.max(0, date - now);
-}
 
 /** Why fetch failed, in a few words (`ECONNREFUSED`, a timeout). */
 function networkReason(error: unknown): string {

@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
-import { batchesOf, envelope, type WellFormedItem } from './batches.ts';
+import { batchesOf, envelope, type WellFormedItem } from '../import-pipeline/batches.ts';
+import { unsentErrors, type SourceItem } from '../import-pipeline/file-items.ts';
 import type { IngestionClient, PreviewAnswer, SkuWarningText } from './ingestion-client.ts';
-import { readItems, unsentErrors, type FileFormat, type SourceItem } from './json-stream.ts';
+import { readItems, type FileFormat } from './json-stream.ts';
 import { placeErrors } from '../spreadsheets/sheet-items.ts';
 import type { FieldError } from './problem-answer.ts';
 import { diffText, type DiffElementText } from './diff-text.ts';

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  ClientError,
-  createIngestionClient,
-  DEFAULT_BACKOFF_MS,
-  retryAfterMs,
-} from '../../src/client/ingestion-client.ts';
+import { ClientError, createIngestionClient, DEFAULT_BACKOFF_MS } from '../../src/client/ingestion-client.ts';
+import { retryAfterMs } from '../../src/import-pipeline/retry-after.ts';
 import { accepted, fakeService, problem, type Answer } from '../helpers/fake-ingestion-service.ts';
 
 void describe('ingestion client retries', () => {
