@@ -134,6 +134,12 @@ function networkReason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A submission's 202: the batch, and whether it was a replay (`Idempotent-Replayed: true`). */
+async function readSubmitAnswer(response: Response): Promise<SubmitAnswer> {
+  const { batch_id, received_count } = (await response.json()) as Omit<SubmitAnswer, 'replayed'>;
+  return { batch_id, received_count, replayed: response.headers.get('idempotent-replayed') === 'true' };
+}
+
 /** A client for the service at `options.baseUrl`. */
 export function createIngestionClient(options: ClientOptions): IngestionClient {
   const base = options.baseUrl.replace(/\/+$/, '');
@@ -224,14 +230,7 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
         bodyJson,
         signal,
         idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
-        async (response): Promise<SubmitAnswer> => {
-          const { batch_id, received_count } = (await response.json()) as Omit<SubmitAnswer, 'replayed'>;
-          return {
-            batch_id,
-            received_count,
-            replayed: response.headers.get('idempotent-replayed') === 'true',
-          };
-        },
+        readSubmitAnswer,
       ),
 
     preview: (bodyJson, { signal } = {}) => call('POST', '/products/ingestions/preview', bodyJson, signal),

@@ -73,7 +73,9 @@ void describe('ingestion client retries', () => {
       60_500,
     );
   });
+});
 
+void describe('ingestion client: connections, labels and replays', () => {
   void test('once the service has answered, a refused connection is retried, then reported with its cause', async () => {
     const gone = await fakeService(() => ({ status: 202, body: { batch_id: 'b-1', received_count: 1 } }));
     const client = createIngestionClient({
