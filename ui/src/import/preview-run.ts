@@ -1,9 +1,8 @@
 import { ApiError, call } from '../api.ts';
 import type { Preview } from '../api-types.ts';
-import type { FilePreview, ItemError, PreviewRow } from './preview-rows.ts';
-import { placeErrors, type SheetItem } from '../../../src/spreadsheets/sheet-items.ts';
-import { batchesOf, envelope, type WellFormedItem } from '../../../src/import-pipeline/batches.ts';
-import { unsentErrors } from '../../../src/import-pipeline/file-items.ts';
+import type { FilePreview, PreviewRow } from './preview-rows.ts';
+import { MAX_BATCH_ITEMS } from '../../../src/import-pipeline/batches.ts';
+import { previewItems } from '../../../src/import-pipeline/preview-items.ts';
 import type { ImportFile } from './file-items.ts';
 
 export type { FilePreview, ItemError, PreviewRow } from './preview-rows.ts';
@@ -18,9 +17,9 @@ function unavailable(error: unknown): string {
 }
 
 /**
- * Previews a file (docs/api.md, "POST /products/ingestions/preview") batch by batch as it is read, cut
- * as a submission cuts it (the import pipeline's `batchesOf`: 1000 items, 30 MiB), calling
- * `onProgress` after each. Items that are not JSON, or whose spreadsheet cells cannot be read, are
+ * Previews a file (docs/api.md, "POST /products/ingestions/preview") through the import pipeline's
+ * `previewItems`, batch by batch as a submission cuts them (1000 items, 30 MiB), calling `onProgress`
+ * every 1000 items. Items that are not JSON, or whose spreadsheet cells cannot be read, are
  * `invalid` here, as in the command line's dry run; the service never sees them. A spreadsheet's
  * errors are placed at the row and column of their field. Rows are in file order.
  */
@@ -46,57 +45,49 @@ export async function previewFile(
     // an unchanged item holds no diff, so even 100,000 of them are a few megabytes.
     preview.rows.push(row);
   };
-  /** Each sent item's line and place, until its batch's answer names it. */
-  const sent = new Map<number, { line: number; locate: SheetItem['locate'] | undefined }>();
-  async function* wellFormed(): AsyncGenerator<WellFormedItem> {
-    for await (const item of source.items()) {
-      if (item.text !== undefined) {
-        sent.set(item.position, { line: item.line, locate: item.locate });
-        yield { position: item.position, text: item.text };
-        continue;
-      }
-      preview.unsendable++;
-      keep({
-        position: item.position,
-        line: item.line,
-        external_id: item.malformed === undefined ? item.externalId : null,
-        action: 'invalid',
-        changes: [],
-        diff: [],
-        errors: unsentErrors(item),
-        warnings: [],
-      });
+  const ask = async (body: string): Promise<Preview | null> => {
+    if (preview.unavailable !== null) return null;
+    try {
+      const response = await call('/products/ingestions/preview', { method: 'POST', body });
+      return (await response.json()) as Preview;
+    } catch (error) {
+      preview.unavailable = unavailable(error);
+      return null;
     }
-  }
-  for await (const batch of batchesOf(wellFormed())) {
-    let answer: Preview | null = null;
-    if (preview.unavailable === null) {
-      try {
-        const response = await call('/products/ingestions/preview', {
-          method: 'POST',
-          body: envelope(batch.texts),
+  };
+  let sinceProgress = 0;
+  for await (const item of previewItems(source.items(), ask)) {
+    const { position, line } = item;
+    switch (item.kind) {
+      case 'unsent':
+        preview.unsendable++;
+        keep({
+          position,
+          line,
+          external_id: item.externalId,
+          action: 'invalid',
+          changes: [],
+          diff: [],
+          errors: item.errors,
+          warnings: [],
         });
-        answer = (await response.json()) as Preview;
-      } catch (error) {
-        preview.unavailable = unavailable(error);
+        break;
+      case 'previewed': {
+        const { warnings = [], ...verdict } = item.entry;
+        keep({ ...verdict, warnings, position, line });
+        break;
       }
-    }
-    for (const [index, position] of batch.positions.entries()) {
-      const { line, locate } = sent.get(position) ?? { line: 0, locate: undefined };
-      sent.delete(position);
-      const entry = answer?.data[index];
-      if (!entry) {
+      case 'unpreviewed':
         // Not previewed (no route, no right): counted, with no verdict to show.
         preview.items++;
-        continue;
-      }
-      const place = (found: ItemError[]) => (locate === undefined ? found : placeErrors(found, locate));
-      const { warnings = [], ...verdict } = entry;
-      keep({ ...verdict, errors: place(entry.errors), warnings: place(warnings), position, line });
+        break;
     }
-    preview.rows.sort((a, b) => a.position - b.position);
-    onProgress(preview);
+    if (++sinceProgress === MAX_BATCH_ITEMS) {
+      sinceProgress = 0;
+      onProgress(preview);
+    }
   }
+  preview.rows.sort((a, b) => a.position - b.position);
   onProgress(preview);
   return preview;
 }
