@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
-import { previewItems } from '../import-pipeline/preview-items.ts';
+import { previewItems, type PreviewedItem } from '../import-pipeline/preview-items.ts';
 import type { IngestionClient, PreviewAnswer, SkuWarningText } from './ingestion-client.ts';
 import { readItems, type FileFormat } from './json-stream.ts';
 import type { FieldError } from './problem-answer.ts';
@@ -100,45 +100,49 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
 
   try {
     const ask = (body: string) => run.client.preview(body);
-    for await (const item of previewItems(readItems(run.file, run.format, { encoding: run.encoding }), ask, {
-      size: run.batchSize,
-    })) {
-      read++;
-      switch (item.kind) {
-        case 'unsent':
-          await write({
-            position: item.position,
-            // The line of a line that is not JSON; a spreadsheet's errors name their rows.
-            line: item.malformed ? item.line : undefined,
-            external_id: item.externalId,
-            action: 'invalid',
-            changes: [],
-            diff: [],
-            shown: [],
-            errors: item.errors,
-          });
-          break;
-        case 'previewed': {
-          const { external_id, action, changes, diff = [], errors, warnings } = item.entry;
-          await write({
-            position: item.position,
-            external_id,
-            action,
-            changes,
-            diff,
-            shown: diff.map(diffText),
-            errors,
-            ...(warnings && { warnings }),
-          });
-          break;
-        }
-        case 'unpreviewed':
-          break;
-      }
+    const items = readItems(run.file, run.format, { encoding: run.encoding });
+    for await (const settled of previewItems(items, ask, { size: run.batchSize })) {
+      for (const item of settled) await writeItem(item);
     }
   } finally {
     stream.end();
     await once(stream, 'close');
   }
   return { read, summary, changes, warnings, seconds: (performance.now() - startedAt) / 1000 };
+
+  /** The line of one previewed item. */
+  async function writeItem(item: PreviewedItem<PreviewAnswer['data'][number]>) {
+    read++;
+    switch (item.kind) {
+      case 'unsent':
+        await write({
+          position: item.position,
+          // The line of a line that is not JSON; a spreadsheet's errors name their rows.
+          line: item.malformed ? item.line : undefined,
+          external_id: item.externalId,
+          action: 'invalid',
+          changes: [],
+          diff: [],
+          shown: [],
+          errors: item.errors,
+        });
+        break;
+      case 'previewed': {
+        const { external_id, action, changes, diff = [], errors, warnings } = item.entry;
+        await write({
+          position: item.position,
+          external_id,
+          action,
+          changes,
+          diff,
+          shown: diff.map(diffText),
+          errors,
+          ...(warnings && { warnings }),
+        });
+        break;
+      }
+      case 'unpreviewed':
+        break;
+    }
+  }
 }

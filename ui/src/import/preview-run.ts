@@ -1,7 +1,6 @@
 import { ApiError, call } from '../api.ts';
 import type { Preview } from '../api-types.ts';
 import type { FilePreview, PreviewRow } from './preview-rows.ts';
-import { MAX_BATCH_ITEMS } from '../../../src/import-pipeline/batches.ts';
 import { previewItems } from '../../../src/import-pipeline/preview-items.ts';
 import type { ImportFile } from './file-items.ts';
 
@@ -19,7 +18,7 @@ function unavailable(error: unknown): string {
 /**
  * Previews a file (docs/api.md, "POST /products/ingestions/preview") through the import pipeline's
  * `previewItems`, batch by batch as a submission cuts them (1000 items, 30 MiB), calling `onProgress`
- * every 1000 items. Items that are not JSON, or whose spreadsheet cells cannot be read, are
+ * after each. Items that are not JSON, or whose spreadsheet cells cannot be read, are
  * `invalid` here, as in the command line's dry run; the service never sees them. A spreadsheet's
  * errors are placed at the row and column of their field. Rows are in file order.
  */
@@ -55,37 +54,35 @@ export async function previewFile(
       return null;
     }
   };
-  let sinceProgress = 0;
-  for await (const item of previewItems(source.items(), ask)) {
-    const { position, line } = item;
-    switch (item.kind) {
-      case 'unsent':
-        preview.unsendable++;
-        keep({
-          position,
-          line,
-          external_id: item.externalId,
-          action: 'invalid',
-          changes: [],
-          diff: [],
-          errors: item.errors,
-          warnings: [],
-        });
-        break;
-      case 'previewed': {
-        const { warnings = [], ...verdict } = item.entry;
-        keep({ ...verdict, warnings, position, line });
-        break;
+  for await (const settled of previewItems(source.items(), ask)) {
+    for (const item of settled) {
+      const { position, line } = item;
+      switch (item.kind) {
+        case 'unsent':
+          preview.unsendable++;
+          keep({
+            position,
+            line,
+            external_id: item.externalId,
+            action: 'invalid',
+            changes: [],
+            diff: [],
+            errors: item.errors,
+            warnings: [],
+          });
+          break;
+        case 'previewed': {
+          const { warnings = [], ...verdict } = item.entry;
+          keep({ ...verdict, warnings, position, line });
+          break;
+        }
+        case 'unpreviewed':
+          // Not previewed (no route, no right): counted, with no verdict to show.
+          preview.items++;
+          break;
       }
-      case 'unpreviewed':
-        // Not previewed (no route, no right): counted, with no verdict to show.
-        preview.items++;
-        break;
     }
-    if (++sinceProgress === MAX_BATCH_ITEMS) {
-      sinceProgress = 0;
-      onProgress(preview);
-    }
+    onProgress(preview);
   }
   preview.rows.sort((a, b) => a.position - b.position);
   onProgress(preview);
