@@ -10,8 +10,10 @@ import type { FieldError } from '../client/problem-answer.ts';
  * - submission (`batch-submission.ts`): one Idempotency-Key per part (`idempotency-keys.ts`), a batch
  *   refused as a whole (400, 413) sent again in halves, a 429 waited out for its Retry-After
  *   (`retry-after.ts`);
- * - preview lines (`preview-lines.ts`) and error placement (`error-places.ts`): a batch's item errors
- *   named by the file's position, line, row and column.
+ * - preview (`preview-items.ts`): the dry run, cut and asked as a submission is, for the client's
+ *   `--dry-run` and the dashboard's preview;
+ * - error placement (`error-places.ts`): a batch's item errors named by the file's position, line,
+ *   row and column.
  *
  * What each side supplies, and nothing more:
  *
@@ -19,7 +21,8 @@ import type { FieldError } from '../client/problem-answer.ts';
  *   Node's file streams (`src/client/json-stream.ts`, `sheet-stream.ts`), the dashboard from a `File`
  *   on the page, or an XLSX through its Web Worker (`ui/src/import/file-items.ts`);
  * - **the service**: a {@link Submitter}, over the client's `IngestionClient` (`src/client/cli-submitter.ts`)
- *   or the page's `call` (`ui/src/import/page-submitter.ts`);
+ *   or the page's `call` (`ui/src/import/page-submitter.ts`), and for a preview an `ask` function
+ *   (`src/client/preview-runner.ts`, `ui/src/import/preview-run.ts`);
  * - **the screen**: what the parts' outcomes become, lines on the terminal and in the errors file
  *   (`src/client/ingest-runner.ts`) or tables on the page (`ui/src/import/import-submission.ts` and
  *   `ui/src/views/import.ts`).
