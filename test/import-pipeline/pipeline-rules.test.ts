@@ -4,6 +4,7 @@ import { batchesOf, MAX_BATCH_ITEMS, utf8Length } from '../../src/import-pipelin
 import { ErrorPlaces, placeFailedItems } from '../../src/import-pipeline/error-places.ts';
 import { jsonLineItems, unsentErrors, type SourceItem } from '../../src/import-pipeline/file-items.ts';
 import { partKey } from '../../src/import-pipeline/idempotency-keys.ts';
+import { previewItems } from '../../src/import-pipeline/preview-items.ts';
 import { retryAfterMs } from '../../src/import-pipeline/retry-after.ts';
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -88,6 +89,42 @@ void describe('the import pipeline’s rules, one for the command line and the d
     }
     assert.deepEqual(await placeFailedItems(again(), [{ position: 1, errors: [error] }]), [
       { position: 1, errors: [{ ...error, row: 7, column: 'name' }] },
+    ]);
+  });
+
+  void test('preview: a line not JSON is invalid and never asked; verdicts come back at their positions, placed', async () => {
+    const locate = (field: string) => ({ row: 4, column: field === 'name' ? 'name' : null });
+    async function* items(): AsyncGenerator<SourceItem> {
+      yield { position: 0, line: 1, text: '{"external_id":"a"}' };
+      yield { position: 1, line: 2, malformed: 'Unexpected token' };
+      yield { position: 2, line: 4, text: '{"external_id":"b"}', locate };
+    }
+    const bodies: string[] = [];
+    const error = { field: 'name', code: 'required', message: 'name is required' };
+    const ask = (body: string) => {
+      bodies.push(body);
+      return Promise.resolve({
+        data: [
+          { external_id: 'a', action: 'create', errors: [] },
+          { external_id: 'b', action: 'invalid', errors: [error] },
+        ],
+      });
+    };
+    const settled = (await collect(previewItems(items(), ask))).flat();
+    assert.deepEqual(bodies, ['{"items":[{"external_id":"a"},{"external_id":"b"}]}']);
+    assert.deepEqual(
+      settled.map((item) => [item.kind, item.position, item.line]),
+      [
+        ['unsent', 1, 2],
+        ['previewed', 0, 1],
+        ['previewed', 2, 4],
+      ],
+    );
+    const unsent = settled[0]!;
+    assert.equal(unsent.kind === 'unsent' && unsent.errors[0]!.code, 'malformed_json');
+    const placed = settled[2]!;
+    assert.deepEqual(placed.kind === 'previewed' && placed.entry.errors, [
+      { ...error, row: 4, column: 'name' },
     ]);
   });
 });
