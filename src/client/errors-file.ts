@@ -1,7 +1,6 @@
 import type { Stats, WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
-import { MALFORMED_JSON } from './file-format.ts';
 import type { FieldError } from './problem-answer.ts';
 
 /** One line of the errors file: a failed item, where it is in the input and in its batch, and why. */
@@ -16,19 +15,6 @@ export interface ErrorLine {
   /** For a spreadsheet's item, each error also names the file's row and column (CONTRACT §11.5). */
   errors: Array<FieldError & { row?: number; column?: string | null }>;
 }
-
-/**
- * The codes of the errors the client reports itself, for items the service never took in a batch; the
- * service's own codes are CONTRACT §5's.
- */
-export const CLIENT_ERROR_CODES = {
-  /** The item is not valid JSON on its own; it was never sent (file-format.ts). */
-  malformedJson: MALFORMED_JSON,
-  /** The service answered 413 to the item sent alone. */
-  payloadTooLarge: 'payload_too_large',
-  /** The service answered 400 to the item sent alone, without naming a field. */
-  invalidBody: 'invalid_body',
-} as const;
 
 /** The line of an item that is in no batch: never sent, or refused on its own. */
 export function unbatchedLine(

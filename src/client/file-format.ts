@@ -2,7 +2,7 @@ import type { FieldError } from './problem-answer.ts';
 
 /**
  * How a file holds its items, and the error of an item that is not JSON: the rules the command-line
- * client and the dashboard's import share (docs/cli.md). No Node.js module here: the dashboard
+ * client and the dashboard's import share (docs/import-pipeline.md). No Node.js module here: the dashboard
  * bundles this file.
  */
 
@@ -28,3 +28,16 @@ export const MALFORMED_JSON = 'malformed_json';
 export function malformedJsonError(line: number, why: string): FieldError {
   return { field: '', code: MALFORMED_JSON, message: `The item at line ${line} is not valid JSON: ${why}` };
 }
+
+/**
+ * The codes of the errors the client reports itself, for items the service never took in a batch; the
+ * service's own codes are those of docs/api-conventions.md#processing-a-batch.
+ */
+export const CLIENT_ERROR_CODES = {
+  /** The item is not valid JSON on its own; it was never sent (above). */
+  malformedJson: MALFORMED_JSON,
+  /** The service answered 413 to the item sent alone. */
+  payloadTooLarge: 'payload_too_large',
+  /** The service answered 400 to the item sent alone, without naming a field. */
+  invalidBody: 'invalid_body',
+} as const;

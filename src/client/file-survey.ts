@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { batchesOf, type WellFormedItem } from './batches.ts';
+import { batchesOf, type WellFormedItem } from '../import-pipeline/batches.ts';
 import { readItems, type FileFormat } from './json-stream.ts';
 import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeFieldErrors, readProblem, type FieldError, type ProblemAnswer } from './problem-answer.ts';
 import type { DiffElementText } from './diff-text.ts';
+import { retryAfterMs } from '../import-pipeline/retry-after.ts';
 
 // The client speaks to the service over HTTP only and is written against CONTRACT alone: it imports
 // nothing from the service's code, so it can be lifted out and run against any deployment.
@@ -123,15 +124,6 @@ const TERMINAL = new Set(['completed', 'completed_with_errors', 'failed']);
 const SUBMIT_TIMEOUT_MS = 120_000;
 const READ_TIMEOUT_MS = 30_000;
 
-/** Milliseconds to wait from a `Retry-After` header (delta-seconds or an HTTP date); 1 s when absent or odd. */
-export function retryAfterMs(header: string | null, now = Date.now()): number {
-  if (header === null || header.trim() === '') return 1000;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? 1000 : Math.max(0, date - now);
-}
-
 /** Why fetch failed, in a few words (`ECONNREFUSED`, a timeout). */
 function networkReason(error: unknown): string {
   if (error instanceof Error && error.name === 'TimeoutError') return 'no answer in time';
@@ -140,6 +132,12 @@ function networkReason(error: unknown): string {
   if (typeof cause?.code === 'string') return cause.code;
   if (typeof cause?.message === 'string') return cause.message;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A submission's 202: the batch, and whether it was a replay (`Idempotent-Replayed: true`). */
+async function readSubmitAnswer(response: Response): Promise<SubmitAnswer> {
+  const { batch_id, received_count } = (await response.json()) as Omit<SubmitAnswer, 'replayed'>;
+  return { batch_id, received_count, replayed: response.headers.get('idempotent-replayed') === 'true' };
 }
 
 /** A client for the service at `options.baseUrl`. */
@@ -232,14 +230,7 @@ export function createIngestionClient(options: ClientOptions): IngestionClient {
         bodyJson,
         signal,
         idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
-        async (response): Promise<SubmitAnswer> => {
-          const { batch_id, received_count } = (await response.json()) as Omit<SubmitAnswer, 'replayed'>;
-          return {
-            batch_id,
-            received_count,
-            replayed: response.headers.get('idempotent-replayed') === 'true',
-          };
-        },
+        readSubmitAnswer,
       ),
 
     preview: (bodyJson, { signal } = {}) => call('POST', '/products/ingestions/preview', bodyJson, signal),

@@ -1,12 +1,10 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { placeErrors, type SheetItem } from '../spreadsheets/sheet-items.ts';
+import { jsonArrayItems, jsonLineItems, type SourceItem } from '../import-pipeline/file-items.ts';
 import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 import { fileBytes, fileText } from './file-text.ts';
-import { FILE_FORMATS, formatOfName, malformedJsonError, type FileFormat } from './file-format.ts';
-import { JsonStreamError, splitJsonArray } from './json-splitter.ts';
-import type { FieldError } from './problem-answer.ts';
-import { readSheetItems, type SheetFormat } from './sheet-stream.ts';
+import { FILE_FORMATS, formatOfName, type FileFormat } from './file-format.ts';
+import { readSheetItems } from './sheet-stream.ts';
 
 /**
  * How a file holds its items: one JSON document (an array, or `{"items": [...]}`), a value per line,
@@ -15,32 +13,13 @@ import { readSheetItems, type SheetFormat } from './sheet-stream.ts';
 export type { FileFormat };
 
 /**
- * One item of a file, at its 0-based `position` among the items, starting on `line` (a spreadsheet's
- * row): its JSON text, or why it cannot be sent (not JSON; errors found in a spreadsheet's cells).
- * A spreadsheet's item tells where each field of it is (`locate`), so errors can name row and column.
+ * The command line's side of the import pipeline (docs/import-pipeline.md): a file or standard input
+ * read with Node's streams and handed to the shared readers (`src/import-pipeline/file-items.ts`).
  */
-export type SourceItem = { position: number; line: number; locate?: SheetItem['locate'] } & (
-  | { text: string; malformed?: undefined; cellErrors?: undefined }
-  | { text?: undefined; malformed: string; cellErrors?: undefined }
-  | {
-      text?: undefined;
-      malformed?: undefined;
-      cellErrors: FieldError[];
-      /** The product's id, to name the item in the errors and preview files. */
-      externalId: string | null;
-    }
-);
-
-/** The errors of an item that is not sent: that it is not JSON, or what its cells hold wrongly (placed). */
-export function unsentErrors(item: SourceItem & { text?: undefined }): FieldError[] {
-  if (item.malformed === undefined) return item.cellErrors;
-  return [malformedJsonError(item.line, item.malformed)];
-}
+export type { SourceItem };
 
 /** The file name that means standard input, as in most command-line tools. */
 export const STDIN = '-';
-
-const OUTER_WHITESPACE = /^[ \t\r\n\uFEFF]+|[ \t\r\n]+$/g;
 
 /**
  * The format of `file`: `explicit` when given, else `.jsonl`/`.ndjson` → jsonl, `.csv` → csv, `.xlsx` →
@@ -78,25 +57,6 @@ async function* openInput(file: string, encoding: string | undefined): AsyncGene
   }
 }
 
-/** The lines of `chunks`, ended by LF, CRLF or a lone CR (as Node's readline reads them). */
-async function* textLines(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  const breaks = /\r\n|\n|\r/g;
-  let rest = '';
-  for await (const chunk of chunks) {
-    const text = rest + chunk;
-    let start = 0;
-    breaks.lastIndex = 0;
-    for (let found = breaks.exec(text); found !== null; found = breaks.exec(text)) {
-      // A CR at the end may be the first half of a CRLF that the next chunk finishes.
-      if (found[0] === '\r' && found.index === text.length - 1) break;
-      yield text.slice(start, found.index);
-      start = breaks.lastIndex;
-    }
-    rest = text.slice(start);
-  }
-  if (rest !== '') yield rest.replace(/\r$/, '');
-}
-
 /**
  * Reads a JSON or JSON Lines `file` to its end, decoding only, and throws where a byte is not in its
  * encoding: run before anything is sent, as a spreadsheet's layout check is. Standard input and pipes
@@ -109,64 +69,14 @@ async function checkEncoding(file: string, encoding: string | undefined): Promis
   }
 }
 
-/** Why `text` is not one JSON value, or undefined when it is. */
-function jsonDefect(text: string): string | undefined {
-  try {
-    JSON.parse(text);
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-}
-
 /** The items of a JSONL file (`-`: standard input), one per non-blank line; a line that is not JSON is yielded as malformed. */
-export async function* readJsonLines(file: string, encoding?: string): AsyncGenerator<SourceItem> {
-  let position = 0;
-  let line = 0;
-  for await (const raw of textLines(openInput(file, encoding))) {
-    line++;
-    const text = raw.replace(OUTER_WHITESPACE, '');
-    if (text === '') continue;
-    const malformed = jsonDefect(text);
-    yield malformed === undefined ? { position, line, text } : { position, line, malformed };
-    position++;
-  }
+export function readJsonLines(file: string, encoding?: string): AsyncGenerator<SourceItem> {
+  return jsonLineItems(openInput(file, encoding));
 }
 
-/**
- * The items of a JSON file, streamed out of its top-level array. An element that is not valid JSON on
- * its own (`{"a" 1}`) is yielded as malformed; a defect in the structure around the elements (an
- * unbalanced bracket, text after the array) throws `JsonStreamError`, since nothing after it can be read.
- */
-export async function* readJsonArray(file: string, encoding?: string): AsyncGenerator<SourceItem> {
-  let position = 0;
-  try {
-    for await (const { text, line } of splitJsonArray(openInput(file, encoding))) {
-      const malformed = jsonDefect(text);
-      yield malformed === undefined ? { position, line, text } : { position, line, malformed };
-      position++;
-    }
-  } catch (error) {
-    if (!(error instanceof JsonStreamError && error.looksLikeJsonLines)) throw error;
-    throw new Error(`${error.message} (if the file is JSON Lines, pass --format jsonl)`, { cause: error });
-  }
-}
-
-/** The items of a CSV or XLSX file: each item's text, or its cells' errors, with its row and `locate`. */
-async function* readSheet(
-  file: string,
-  format: SheetFormat,
-  options: { checkFirst: boolean; encoding: string | undefined },
-): AsyncGenerator<SourceItem> {
-  for await (const { position, row, text, externalId, cellErrors, locate } of readSheetItems(
-    file,
-    format,
-    options,
-  )) {
-    yield cellErrors.length === 0
-      ? { position, line: row, text, locate }
-      : { position, line: row, cellErrors: placeErrors(cellErrors, locate), externalId, locate };
-  }
+/** The items of a JSON file, streamed out of its top-level array (`jsonArrayItems`). */
+export function readJsonArray(file: string, encoding?: string): AsyncGenerator<SourceItem> {
+  return jsonArrayItems(openInput(file, encoding), 'if the file is JSON Lines, pass --format jsonl');
 }
 
 /**
@@ -191,6 +101,6 @@ export async function* readItems(
       return;
     case 'csv':
     case 'xlsx':
-      yield* readSheet(file, format, { checkFirst: checkSheetFirst, encoding });
+      yield* readSheetItems(file, format, { checkFirst: checkSheetFirst, encoding });
   }
 }

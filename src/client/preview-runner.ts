@@ -1,9 +1,8 @@
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
-import { batchesOf, envelope, type WellFormedItem } from './batches.ts';
+import { previewItems, type PreviewedItem } from '../import-pipeline/preview-items.ts';
 import type { IngestionClient, PreviewAnswer, SkuWarningText } from './ingestion-client.ts';
-import { readItems, unsentErrors, type FileFormat, type SourceItem } from './json-stream.ts';
-import { placeErrors } from '../spreadsheets/sheet-items.ts';
+import { readItems, type FileFormat } from './json-stream.ts';
 import type { FieldError } from './problem-answer.ts';
 import { diffText, type DiffElementText } from './diff-text.ts';
 
@@ -99,53 +98,51 @@ export async function previewFile(run: PreviewRun): Promise<PreviewOutcome> {
     if (!stream.write(`${JSON.stringify(line)}\n`)) await once(stream, 'drain');
   };
 
-  /** Where the fields of a spreadsheet's items are, by position, until their lines are written. */
-  const places = new Map<number, NonNullable<SourceItem['locate']>>();
-
-  /** The items to send; one that cannot be (not JSON, bad spreadsheet cells) is written here as `invalid`. */
-  async function* wellFormed(): AsyncGenerator<WellFormedItem> {
-    for await (const item of readItems(run.file, run.format, { encoding: run.encoding })) {
-      read++;
-      if (item.text !== undefined) {
-        if (item.locate !== undefined) places.set(item.position, item.locate);
-        yield { position: item.position, text: item.text };
-        continue;
-      }
-      await write({
-        position: item.position,
-        line: item.malformed === undefined ? undefined : item.line,
-        external_id: item.malformed === undefined ? item.externalId : null,
-        action: 'invalid',
-        changes: [],
-        diff: [],
-        shown: [],
-        errors: unsentErrors(item),
-      });
-    }
-  }
-
   try {
-    for await (const batch of batchesOf(wellFormed(), { size: run.batchSize })) {
-      const answer = await run.client.preview(envelope(batch.texts));
-      for (const { index, external_id, action, changes, diff = [], errors, warnings } of answer.data) {
-        const position = batch.positions[index] ?? -1;
-        const locate = places.get(position);
-        places.delete(position);
-        await write({
-          position,
-          external_id,
-          action,
-          changes,
-          diff,
-          shown: diff.map(diffText),
-          errors: locate === undefined ? errors : placeErrors(errors, locate),
-          ...(warnings && { warnings: locate === undefined ? warnings : placeErrors(warnings, locate) }),
-        });
-      }
+    const ask = (body: string) => run.client.preview(body);
+    const items = readItems(run.file, run.format, { encoding: run.encoding });
+    for await (const settled of previewItems(items, ask, { size: run.batchSize })) {
+      for (const item of settled) await writeItem(item);
     }
   } finally {
     stream.end();
     await once(stream, 'close');
   }
   return { read, summary, changes, warnings, seconds: (performance.now() - startedAt) / 1000 };
+
+  /** The line of one previewed item. */
+  async function writeItem(item: PreviewedItem<PreviewAnswer['data'][number]>) {
+    read++;
+    switch (item.kind) {
+      case 'unsent':
+        await write({
+          position: item.position,
+          // The line of a line that is not JSON; a spreadsheet's errors name their rows.
+          line: item.malformed ? item.line : undefined,
+          external_id: item.externalId,
+          action: 'invalid',
+          changes: [],
+          diff: [],
+          shown: [],
+          errors: item.errors,
+        });
+        break;
+      case 'previewed': {
+        const { external_id, action, changes, diff = [], errors, warnings } = item.entry;
+        await write({
+          position: item.position,
+          external_id,
+          action,
+          changes,
+          diff,
+          shown: diff.map(diffText),
+          errors,
+          ...(warnings && { warnings }),
+        });
+        break;
+      }
+      case 'unpreviewed':
+        break;
+    }
+  }
 }

@@ -1,4 +1,4 @@
-import { describePositions } from './batches.ts';
+import { describePositions } from './position-ranges.ts';
 
 /**
  * The running totals of an ingestion, in items. `replayed` counts the items of batches the service

@@ -1,4 +1,4 @@
-import { describePositions } from './batches.ts';
+import { describePositions } from './position-ranges.ts';
 
 /** An accepted batch whose outcome could not be read: the service may have stored its items or not. */
 export interface UnknownOutcome {

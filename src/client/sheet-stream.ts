@@ -1,7 +1,7 @@
 import { csvEncodingRefusal, csvRows, type SheetRow } from '../spreadsheets/csv-rows.ts';
 import { xlsxRows } from '../spreadsheets/xlsx-rows.ts';
-import { checkSheet, numberedSheetItems } from '../spreadsheets/sheet-converter.ts';
-import type { SheetItem } from '../spreadsheets/sheet-items.ts';
+import { checkSheet } from '../spreadsheets/sheet-converter.ts';
+import { sheetFileItems, type SourceItem } from '../import-pipeline/file-items.ts';
 import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 import { openFileSource } from './file-source.ts';
 import { fileBytes, fileText } from './file-text.ts';
@@ -32,7 +32,8 @@ async function* rowsOf(file: string, format: SheetFormat, encoding?: string): As
 }
 
 /**
- * The items of a CSV or XLSX file, by the shared converter. The file is read twice, both times
+ * The items of a CSV or XLSX file, by the shared converter (`sheetFileItems`): each item's text, or
+ * its cells' errors placed at their row and column. The file is read twice, both times
  * streamed: first to refuse it for a layout defect (`SheetLayoutError`, naming row and column; a byte
  * its encoding cannot read is one) before any item is handed on, so nothing of a refused file is
  * sent; then for its items. A reader that sends nothing may skip the first reading
@@ -42,7 +43,7 @@ export async function* readSheetItems(
   file: string,
   format: SheetFormat,
   { checkFirst = true, encoding }: { checkFirst?: boolean; encoding?: string } = {},
-): AsyncGenerator<SheetItem & { position: number }> {
+): AsyncGenerator<SourceItem> {
   if (checkFirst) await checkSheet(rowsOf(file, format, encoding));
-  yield* numberedSheetItems(rowsOf(file, format, encoding));
+  yield* sheetFileItems(rowsOf(file, format, encoding));
 }

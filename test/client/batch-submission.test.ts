@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { submitInParts, type PartOutcome } from '../../src/client/batch-submission.ts';
+import { submitInParts, type PartOutcome } from '../../src/import-pipeline/batch-submission.ts';
+import { cliSubmitter } from '../../src/client/cli-submitter.ts';
 import { createIngestionClient } from '../../src/client/ingestion-client.ts';
 import { accepted, fakeService, problem } from '../helpers/fake-ingestion-service.ts';
 
@@ -14,7 +15,7 @@ void describe('submitting a batch in parts', () => {
     const batch = { positions: [4, 5, 6], texts: ['{"n":4}', '{"n":5}', '{"n":6}'] };
 
     const seen: Array<[PartOutcome, string[]]> = [];
-    for await (const part of submitInParts(client, batch, new AbortController().signal)) {
+    for await (const part of submitInParts(cliSubmitter(client), batch, new AbortController().signal)) {
       seen.push([part, [...batch.texts]]);
     }
     await service.close();

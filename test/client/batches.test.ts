@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { batchesOf, describePositions, envelope } from '../../src/client/batches.ts';
+import { batchesOf, envelope } from '../../src/import-pipeline/batches.ts';
+import { describePositions } from '../../src/client/position-ranges.ts';
 
 void describe('batching', () => {
   async function* itemsOf(texts: string[]) {

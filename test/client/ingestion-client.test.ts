@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  ClientError,
-  createIngestionClient,
-  DEFAULT_BACKOFF_MS,
-  retryAfterMs,
-} from '../../src/client/ingestion-client.ts';
+import { ClientError, createIngestionClient, DEFAULT_BACKOFF_MS } from '../../src/client/ingestion-client.ts';
+import { retryAfterMs } from '../../src/import-pipeline/retry-after.ts';
 import { accepted, fakeService, problem, type Answer } from '../helpers/fake-ingestion-service.ts';
 
 void describe('ingestion client retries', () => {
@@ -77,7 +73,9 @@ void describe('ingestion client retries', () => {
       60_500,
     );
   });
+});
 
+void describe('ingestion client: connections, labels and replays', () => {
   void test('once the service has answered, a refused connection is retried, then reported with its cause', async () => {
     const gone = await fakeService(() => ({ status: 202, body: { batch_id: 'b-1', received_count: 1 } }));
     const client = createIngestionClient({

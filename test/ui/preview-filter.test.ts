@@ -23,7 +23,7 @@ const row = (position: number, action: PreviewRow['action'], warned = false): Pr
 
 /** A preview of `rows`, its totals counted from them. */
 function previewOf(rows: PreviewRow[]): FilePreview {
-  const totals = { create: 0, update: 0, unchanged: 0, invalid: 0, not_json: 0 };
+  const totals = { create: 0, update: 0, unchanged: 0, invalid: 0 };
   for (const { action } of rows) totals[action]++;
   const warnings = rows.reduce((sum, { warnings }) => sum + warnings.length, 0);
   return {

@@ -8,7 +8,8 @@ export class ApiError extends Error {
     message: string,
     /** The problem body's `errors`, when the service named fields. */
     readonly fieldErrors: Array<{ field: string; code: string; message: string }> = [],
-    readonly retryAfterSeconds: number | null = null,
+    /** A 429's `Retry-After` header as sent (seconds or an HTTP date), read by the import pipeline's one rule. */
+    readonly retryAfter: string | null = null,
   ) {
     super(message);
   }
@@ -111,12 +112,11 @@ async function send(path: string, options: CallOptions, mayRenew: boolean): Prom
   if (response.status === 401 && mayRenew && session && (await renewed(session.token)))
     return send(path, options, false);
   const parsed: unknown = await response.json().catch(() => null);
-  const retryAfter = Number(response.headers.get('retry-after'));
   const error = new ApiError(
     response.status,
     explain(response.status, detailOf(parsed)),
     (parsed as { errors?: ApiError['fieldErrors'] } | null)?.errors ?? [],
-    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+    response.headers.get('retry-after'),
   );
   if (response.status === 401 || response.status === 403)
     for (const listener of authListeners) listener(error);

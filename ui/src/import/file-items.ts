@@ -1,33 +1,21 @@
-import { JsonStreamError, splitJsonArray } from '../../../src/client/json-splitter.ts';
 import { formatOfName, type FileFormat } from '../../../src/client/file-format.ts';
 import type { SheetRow } from '../../../src/spreadsheets/csv-rows.ts';
 import { TextEncodingError } from '../../../src/spreadsheets/text-encoding.ts';
-import { checkSheet, numberedSheetItems } from '../../../src/spreadsheets/sheet-converter.ts';
-import {
-  placeErrors,
-  type CellError,
-  type PlacedError,
-  type SheetItem,
-} from '../../../src/spreadsheets/sheet-items.ts';
+import { checkSheet } from '../../../src/spreadsheets/sheet-converter.ts';
 import { XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
+import {
+  jsonArrayItems,
+  jsonLineItems,
+  sheetFileItems,
+  type SourceItem,
+} from '../../../src/import-pipeline/file-items.ts';
 import { textChunks } from './text-chunks.ts';
 
 /**
- * One item of a dropped file, at its 0-based `position`, starting on `line` (a spreadsheet's row): its
- * JSON text, or why it cannot be sent (not JSON; a spreadsheet's cells it cannot be read from). A
- * spreadsheet's item tells where each of its fields is (`locate`), so errors name row and column.
+ * The dashboard's side of the import pipeline's reading (docs/import-pipeline.md): a chosen `File`
+ * read on the page in slices (`textChunks`), or an XLSX through its Web Worker, handed to the shared
+ * readers (`src/import-pipeline/file-items.ts`), which make the items as the command line's are.
  */
-export type FileItem = { position: number; line: number; locate?: SheetItem['locate'] } & (
-  | { text: string; malformed?: undefined; cellErrors?: undefined }
-  | { text?: undefined; malformed: string; cellErrors?: undefined }
-  | {
-      text?: undefined;
-      malformed?: undefined;
-      cellErrors: Array<PlacedError<CellError>>;
-      /** The product's id, for the preview to name the item. */
-      externalId: string | null;
-    }
-);
 
 /**
  * How a file holds its items: by its name, as the command-line client decides (file-format.ts), or
@@ -53,19 +41,9 @@ export interface ImportFile {
    */
   check(): Promise<void>;
   /** The file's items, read from its start, streamed. */
-  items(): AsyncGenerator<FileItem>;
+  items(): AsyncGenerator<SourceItem>;
   /** Frees what reading holds (the XLSX worker). */
   close(): void;
-}
-
-/** Why `text` is not one JSON value, or undefined when it is. */
-function jsonDefect(text: string): string | undefined {
-  try {
-    JSON.parse(text);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
 }
 
 /** The text of a JSON or JSON Lines file; a byte its encoding cannot read is named by its line. */
@@ -82,64 +60,6 @@ async function* jsonText(file: File, encoding: string | undefined): AsyncGenerat
   }
 }
 
-async function* jsonLines(file: File, encoding: string | undefined): AsyncGenerator<FileItem> {
-  let rest = '';
-  let line = 0;
-  let position = 0;
-  const item = (raw: string): FileItem | null => {
-    line++;
-    const text = raw.trim();
-    if (text === '') return null;
-    const malformed = jsonDefect(text);
-    const found: FileItem =
-      malformed === undefined ? { position, line, text } : { position, line, malformed };
-    position++;
-    return found;
-  };
-  for await (const chunk of jsonText(file, encoding)) {
-    const lines = (rest + chunk).split('\n');
-    rest = lines.pop()!;
-    for (const raw of lines) {
-      const found = item(raw);
-      if (found) yield found;
-    }
-  }
-  const last = item(rest);
-  if (last) yield last;
-}
-
-async function* jsonArray(file: File, encoding: string | undefined): AsyncGenerator<FileItem> {
-  let position = 0;
-  try {
-    // The same splitter as the command-line client: the array is cut into element texts without
-    // parsing the document, and each element is checked on its own.
-    for await (const { text, line } of splitJsonArray(jsonText(file, encoding))) {
-      const malformed = jsonDefect(text);
-      yield malformed === undefined ? { position, line, text } : { position, line, malformed };
-      position++;
-    }
-  } catch (error) {
-    if (error instanceof JsonStreamError && error.looksLikeJsonLines)
-      throw new Error(`${error.message}: if the file is JSON Lines, give it a .jsonl name`, { cause: error });
-    throw error;
-  }
-}
-
-/** A spreadsheet's items by the command-line client's converter; those whose cells cannot be read carry their placed errors. */
-async function* sheetFileItems(rows: AsyncIterable<SheetRow>): AsyncGenerator<FileItem> {
-  for await (const { position, row, text, externalId, cellErrors, locate } of numberedSheetItems(rows)) {
-    yield cellErrors.length === 0
-      ? { position, line: row, text, locate }
-      : {
-          position,
-          line: row,
-          cellErrors: placeErrors(cellErrors, locate),
-          externalId,
-          locate,
-        };
-  }
-}
-
 /**
  * Opens `file` for the import. JSON, JSON Lines and CSV are read as text streams on the page, yielding
  * to it between slices (`textChunks`), in `encoding` when one is chosen (else UTF-8, or UTF-16 by a
@@ -150,7 +70,7 @@ export async function openImportFile(
   { encoding }: { encoding?: string | undefined } = {},
 ): Promise<ImportFile> {
   const format = formatOf(file);
-  const json = (items: () => AsyncGenerator<FileItem>): ImportFile => ({
+  const json = (items: () => AsyncGenerator<SourceItem>): ImportFile => ({
     file,
     format,
     // Read to its end before anything is sent, as a spreadsheet's layout is: decoding only.
@@ -164,9 +84,11 @@ export async function openImportFile(
   });
   switch (format) {
     case 'jsonl':
-      return json(() => jsonLines(file, encoding));
+      return json(() => jsonLineItems(jsonText(file, encoding)));
     case 'json':
-      return json(() => jsonArray(file, encoding));
+      return json(() =>
+        jsonArrayItems(jsonText(file, encoding), 'if the file is JSON Lines, give it a .jsonl name'),
+      );
     case 'csv': {
       // csv-parse's browser build carries its own stream library: fetched only for a CSV file.
       const { csvEncodingRefusal, csvRows } = await import('../../../src/spreadsheets/csv-rows.ts');
@@ -201,17 +123,4 @@ export async function openImportFile(
       };
     }
   }
-}
-
-/** The items in groups of at most `size` (a submission's limit is 1000). */
-export async function* inGroups<T>(items: AsyncIterable<T>, size: number): AsyncGenerator<T[]> {
-  let group: T[] = [];
-  for await (const item of items) {
-    group.push(item);
-    if (group.length === size) {
-      yield group;
-      group = [];
-    }
-  }
-  if (group.length > 0) yield group;
 }

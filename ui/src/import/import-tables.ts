@@ -59,7 +59,6 @@ export function previewTable(preview: FilePreview, source: ImportFile): HTMLElem
     ['Unchanged', totals.unchanged],
     ['Invalid', totals.invalid],
   ];
-  if (!isSheet(source)) counts.push(['Not JSON', totals.not_json]);
   if (preview.warnings > 0) counts.push(['Warnings', preview.warnings]);
   const headers = [
     'Item',
@@ -149,7 +148,9 @@ export function sentErrorsTable(failed: SentItemErrors[], source: ImportFile): H
         item.external_id ?? '—',
         item.sku ?? '—',
         errorList(item.errors),
-        longId(item.batchId, `#/batches/${encodeURIComponent(item.batchId)}`),
+        item.batchId === null
+          ? 'refused alone'
+          : longId(item.batchId, `#/batches/${encodeURIComponent(item.batchId)}`),
       ]),
     ),
   );

@@ -26,7 +26,6 @@ export function shows(filter: PreviewFilter, row: PreviewRow): boolean {
     case 'update':
     case 'unchanged':
     case 'invalid':
-    case 'not_json':
       return row.action === filter;
   }
 }
@@ -54,7 +53,6 @@ export function filterChoices(preview: FilePreview): FilterChoice[] {
     ['update', 'Update'],
     ['unchanged', 'Unchanged'],
     ['invalid', 'Invalid'],
-    ['not_json', 'Not JSON'],
   ];
   for (const [action, label] of actions) {
     if (totals[action] > 0) choices.push({ filter: action, label, count: totals[action] });

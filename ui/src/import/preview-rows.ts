@@ -9,15 +9,16 @@ import type { FieldError, PreviewEntry } from '../api-types.ts';
 export type ItemError = Omit<FieldError, 'code'> & { code: string; row?: number; column?: string | null };
 
 /**
- * An entry of the preview table: the service's verdict, `not_json` for a line the page could not read,
- * or `invalid` for a spreadsheet item whose cells the page could not read (never sent, as the CLI does).
+ * An entry of the preview table: the service's verdict, or `invalid` for an item the page does not
+ * send, a line that is not JSON (`malformed_json`) or a spreadsheet item whose cells it could not read,
+ * as the command line's dry run says (docs/import-pipeline.md).
  */
 export interface PreviewRow {
   position: number;
   /** The item's line (JSON) or row (spreadsheet) in the file. */
   line: number;
   external_id: string | null;
-  action: PreviewEntry['action'] | 'not_json';
+  action: PreviewEntry['action'];
   changes: string[];
   /** The values of `changes` (docs/history.md): what the table shows as `from → to` and "added". */
   diff: PreviewEntry['diff'];
@@ -35,7 +36,7 @@ export interface FilePreview {
   warnings: number;
   /** Items the page cannot send at all: not JSON, or cells it cannot read. */
   unsendable: number;
-  /** The positions of every item that is not valid (invalid or not JSON): "send only the valid ones" skips them. */
+  /** The positions of every item that is not valid (a line not JSON included): "send only the valid ones" skips them. */
   invalidPositions: Set<number>;
   rows: PreviewRow[];
   /** Why the service could not preview (the route missing, a refusal), when it could not. */

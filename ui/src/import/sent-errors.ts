@@ -1,6 +1,6 @@
 import { getJson, query } from '../api.ts';
 import type { ItemErrors } from '../api-types.ts';
-import { placeErrors, type SheetItem } from '../../../src/spreadsheets/sheet-items.ts';
+import { placeFailedItems, positionOf } from '../../../src/import-pipeline/error-places.ts';
 import { isSheet, type ImportFile } from './file-items.ts';
 import type { ItemError } from './preview-run.ts';
 
@@ -15,7 +15,8 @@ export interface SentGroup {
 export interface SentItemErrors {
   position: number;
   line: number;
-  batchId: string;
+  /** Its batch; null for an item the service refused on its own, which is in none. */
+  batchId: string | null;
   external_id: string | null;
   sku: string | null;
   errors: ItemError[];
@@ -25,7 +26,7 @@ export interface SentItemErrors {
 const MAX_ERRORS_PER_BATCH = 500;
 
 /**
- * The failed items of `group`'s batch (CONTRACT §7), each at its file position and line, so that
+ * The failed items of `group`'s batch (docs/api.md), each at its file position and line, so that
  * when only the valid items were sent, the errors still name the items' places in the file.
  */
 export async function readSentErrors(group: SentGroup): Promise<SentItemErrors[]> {
@@ -33,7 +34,7 @@ export async function readSentErrors(group: SentGroup): Promise<SentItemErrors[]
     `/products/ingestions/${encodeURIComponent(group.batchId)}/errors${query({ limit: MAX_ERRORS_PER_BATCH })}`,
   );
   return page.data.map((item) => ({
-    position: group.positions[item.index] ?? -1,
+    position: positionOf(group.positions, item.index),
     line: group.lines[item.index] ?? 0,
     batchId: group.batchId,
     external_id: item.external_id,
@@ -44,22 +45,12 @@ export async function readSentErrors(group: SentGroup): Promise<SentItemErrors[]
 
 /**
  * Places the errors of a spreadsheet's failed items at the file's row and column of their fields
- * (CONTRACT §11.5) by reading the file once more: only the failed items' `locate` is kept, so an
- * import of 100,000 rows does not hold every item's cells while its batches run.
+ * (docs/spreadsheets.md#errors) by reading the file once more (the pipeline's `placeFailedItems`), so
+ * an import of 100,000 rows does not hold every item's cells while its batches run.
  */
 export async function placeSentErrors(
   source: ImportFile,
   failed: SentItemErrors[],
 ): Promise<SentItemErrors[]> {
-  if (!isSheet(source)) return failed;
-  const wanted = new Set(failed.map((item) => item.position));
-  const places = new Map<number, SheetItem['locate']>();
-  for await (const item of source.items()) {
-    if (wanted.has(item.position) && item.locate !== undefined) places.set(item.position, item.locate);
-    if (places.size === wanted.size) break;
-  }
-  return failed.map((item) => {
-    const locate = places.get(item.position);
-    return locate === undefined ? item : { ...item, errors: placeErrors(item.errors, locate) };
-  });
+  return isSheet(source) ? placeFailedItems(source.items(), failed) : failed;
 }

@@ -1,34 +1,15 @@
-import { errorText, getJson } from '../api.ts';
-import type { BatchStatus } from '../api-types.ts';
-import { batchProgress, isTerminal, statusBadge } from '../batch-progress.ts';
-import { h, longId, replace, table, type Child } from '../dom.ts';
-import { batchLabel, nameLabelBase } from '../../../src/client/batch-label.ts';
+import { errorText } from '../api.ts';
+import { h, replace } from '../dom.ts';
 import { SheetLayoutError, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
 import { TextEncodingError } from '../../../src/spreadsheets/text-encoding.ts';
-import { inGroups, isSheet, openImportFile, type ImportFile } from '../import/file-items.ts';
-import { previewTable, sentErrorsTable } from '../import/import-tables.ts';
+import { MAX_BATCH_ITEMS } from '../../../src/import-pipeline/batches.ts';
+import { isSheet, openImportFile, type ImportFile } from '../import/file-items.ts';
+import { ImportSubmission, type SendMode, type SubmissionScreen } from '../import/import-submission.ts';
+import { previewTable } from '../import/import-tables.ts';
+import { pageSubmitter } from '../import/page-submitter.ts';
 import { previewFile, type FilePreview } from '../import/preview-run.ts';
-import {
-  placeSentErrors,
-  readSentErrors,
-  type SentGroup,
-  type SentItemErrors,
-} from '../import/sent-errors.ts';
-import { idempotencyKey, submitGroup, SUBMISSION_SIZE } from '../import/submit-groups.ts';
+import { SubmittedBatches } from '../import/submitted-batches.ts';
 import type { View } from '../view.ts';
-import { poll, type PollOutcome } from '../poller.ts';
-
-/** A batch this import made, the file positions it holds, and its last status read. */
-interface Submitted extends SentGroup {
-  group: number;
-  replayed: boolean;
-  status: BatchStatus | null;
-  /** Its failed items have been read (once it finished). */
-  errorsRead: boolean;
-}
-
-/** Which items a submission sends: all that can be sent, or only those the preview found valid (#47). */
-type SendMode = 'all' | 'valid';
 
 /**
  * The encodings offered for a CSV, JSON or JSON Lines file (docs/spreadsheets.md#encodings): the value
@@ -51,289 +32,23 @@ const ENCODINGS: ReadonlyArray<[value: string, label: string]> = [
   ['euc-kr', 'EUC-KR (Korean)'],
 ];
 
-/** Failed items listed under the submitted batches; each batch's page lists all of its own. */
-const MAX_SENT_ERROR_ROWS = 1000;
-
-/**
- * Import a JSON, JSON Lines, CSV or XLSX file: it is read as a stream (XLSX by a Web Worker), a
- * spreadsheet checked for the layout defects that refuse it whole (CONTRACT §11.5), previewed (§10.3)
- * group by group, then submitted in batches of ≤ 1000 with an Idempotency-Key each, all of its items
- * or only the valid ones, whose progress is followed live and whose refused items are listed at their
- * place in the file.
- */
-export const importView: View = (main) => {
-  const message = h('p', { class: 'error', role: 'alert' });
-  const status = h('p', { role: 'status', 'aria-live': 'polite' });
-  const previewBox = h('div');
-  const submittedBox = h('div', { 'aria-live': 'polite' });
-  const sentErrorsBox = h('div');
-  const input = h('input', {
-    id: 'file',
-    type: 'file',
-    accept: `.json,.jsonl,.ndjson,.csv,.xlsx,application/json,text/csv,${XLSX_TYPE}`,
-  });
-  const encodingSelect = h(
-    'select',
-    { id: 'encoding', 'aria-describedby': 'encoding-help' },
-    ...ENCODINGS.map(([value, label]) => h('option', { value }, label)),
+/** The "Text encoding" field: a choice of ENCODINGS, with what it is for. */
+function encodingField(select: HTMLSelectElement): HTMLElement {
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: 'encoding' }, 'Text encoding'),
+    select,
+    h(
+      'p',
+      { class: 'help', id: 'encoding-help' },
+      'For CSV, JSON and JSON Lines files. Detect reads UTF-8, and UTF-16 with a byte order mark; a file in another encoding is refused, naming the first byte it cannot read, until its encoding is chosen here. Excel\'s "CSV (Comma delimited)" is Windows-1252.',
+    ),
   );
-  const sendValidButton = h('button', { type: 'button', class: 'primary' });
-  const sendAllButton = h('button', { type: 'button', disabled: true }, 'Send');
-  /** The send buttons: "Send N valid items" only beside "Send all" when the preview found invalid ones. */
-  const toolbar = h('div', { class: 'toolbar sticky', 'data-testid': 'send-toolbar' }, sendAllButton);
-  let source: ImportFile | null = null;
-  let preview: FilePreview | null = null;
-  let submitted: Submitted[] = [];
-  let sentErrors: SentItemErrors[] = [];
-  let mode: SendMode = 'all';
-  let stopPolling = () => {};
-  let generation = 0;
-  /** One per submission: a resumed one reuses its keys, so no group is submitted twice. */
-  let runId = '';
+}
 
-  function offerSending(found: FilePreview) {
-    const sendable = found.items - found.unsendable;
-    const invalid = found.totals.invalid + found.totals.not_json;
-    const valid = found.items - invalid;
-    sendAllButton.textContent = `Send all ${sendable} items`;
-    sendAllButton.disabled = sendable === 0;
-    // The preview names the invalid items; without it (no route, no right) they are not known. When
-    // every invalid item is one that cannot be sent anyway, both buttons would send the same items.
-    const known = found.unavailable === null;
-    replace(toolbar, known && valid < sendable ? sendValidButton : null, sendAllButton);
-    sendValidButton.disabled = valid === 0;
-    sendValidButton.textContent = `Send ${valid} valid items`;
-    const parts = [`${found.items} items read`];
-    if (known) parts.push(`${invalid} invalid`);
-    if (found.unsendable > 0) parts.push(`${found.unsendable} cannot be sent (left out either way)`);
-    status.textContent = `${source?.file.name ?? ''}: ${parts.join('; ')}. Will be sent in batches of at most ${SUBMISSION_SIZE}.`;
-  }
-
-  /** The file chosen last, read again when another encoding is chosen. */
-  let chosenFile: File | null = null;
-
-  async function choose(chosen: File) {
-    chosenFile = chosen;
-    const mine = ++generation;
-    source?.close();
-    source = null;
-    preview = null;
-    // A new file is a new submission: nothing of the last one's state may answer for it.
-    submitted = [];
-    sentErrors = [];
-    unlisted = [];
-    mode = 'all';
-    runId = '';
-    stopPolling();
-    replace(submittedBox);
-    replace(sentErrorsBox);
-    replace(previewBox);
-    message.textContent = '';
-    sendAllButton.disabled = true;
-    sendAllButton.textContent = 'Send';
-    replace(toolbar, sendAllButton);
-    status.textContent = `Reading ${chosen.name}…`;
-    try {
-      const opened = await openImportFile(chosen, { encoding: encodingSelect.value || undefined });
-      if (mine !== generation) return opened.close();
-      source = opened;
-      status.textContent = isSheet(opened)
-        ? `Checking the layout of ${chosen.name}…`
-        : `Checking the text of ${chosen.name}…`;
-      await opened.check();
-      const found = await previewFile(opened, (partial) => {
-        if (mine === generation) status.textContent = `Previewed ${partial.items} items of ${chosen.name}…`;
-      });
-      if (mine !== generation) return;
-      preview = found;
-      replace(
-        previewBox,
-        found.unavailable ? h('p', { class: 'notice' }, found.unavailable) : previewTable(found, opened),
-      );
-      offerSending(found);
-    } catch (error) {
-      if (mine !== generation) return;
-      status.textContent = '';
-      message.textContent =
-        // A byte the encoding cannot read: the message says what to do (save as UTF-8, choose one).
-        error instanceof TextEncodingError ||
-        (error instanceof SheetLayoutError && error.cause instanceof TextEncodingError)
-          ? `${chosen.name} is refused and nothing was sent: ${error.message}.`
-          : error instanceof SheetLayoutError
-            ? `${chosen.name} is refused and nothing was sent: ${error.message}. Correct the file and choose it again.`
-            : `${chosen.name} cannot be read: ${errorText(error)}`;
-    }
-  }
-
-  function renderSubmitted() {
-    const rows: Child[][] = submitted.map((entry) => [
-      entry.group + 1,
-      longId(entry.batchId, `#/batches/${encodeURIComponent(entry.batchId)}`),
-      entry.status ? statusBadge(entry.status.status) : '…',
-      entry.status ? batchProgress(entry.status) : '…',
-      entry.status ? `${entry.status.upserted} upserted, ${entry.status.failed} failed` : '',
-      entry.replayed ? 'already submitted' : '',
-    ]);
-    replace(
-      submittedBox,
-      h('h2', {}, 'Submitted batches'),
-      table('Submitted batches', ['#', 'Batch', 'Status', 'Progress', 'Items', 'Note'], rows),
-    );
-  }
-
-  /**
-   * Batches that finished with failures, waiting to be listed. One listing runs at a time and takes
-   * every batch waiting, since placing a spreadsheet's errors reads the file again: batch after batch
-   * finishing while a large file is read would otherwise read it once each, all at once.
-   */
-  let unlisted: Submitted[] = [];
-  /** The file (its generation) whose listing runs, if one does: another file's runs apart. */
-  let listing: number | null = null;
-
-  async function listSentErrors(reading: ImportFile) {
-    const mine = generation;
-    if (listing === mine) return;
-    listing = mine;
-    try {
-      while (unlisted.length > 0 && mine === generation) {
-        const finished = unlisted;
-        unlisted = [];
-        await showSentErrors(finished, reading);
-      }
-    } finally {
-      if (listing === mine) listing = null;
-    }
-  }
-
-  /** Reads the failed items of the batches that just finished, and lists them at their place in the file. */
-  async function showSentErrors(finished: Submitted[], reading: ImportFile) {
-    const mine = generation;
-    try {
-      let failed: SentItemErrors[] = [];
-      for (const entry of finished) failed.push(...(await readSentErrors(entry)));
-      failed = await placeSentErrors(reading, failed.slice(0, MAX_SENT_ERROR_ROWS - sentErrors.length));
-      if (mine !== generation) return;
-      sentErrors = [...sentErrors, ...failed].sort((a, b) => a.position - b.position);
-      replace(sentErrorsBox, sentErrorsTable(sentErrors, reading));
-    } catch (error) {
-      if (mine === generation)
-        replace(
-          sentErrorsBox,
-          h('p', { class: 'error' }, `The refused items cannot be listed: ${errorText(error)}`),
-        );
-    }
-  }
-
-  async function refreshBatches(): Promise<PollOutcome> {
-    // Another file chosen meanwhile owns the page: this poll's answers are about the last one.
-    const mine = generation;
-    const reading = source;
-    let changed = false;
-    const finished: Submitted[] = [];
-    for (const entry of submitted) {
-      if (entry.status && isTerminal(entry.status)) continue;
-      const fresh = await getJson<BatchStatus>(`/products/ingestions/${encodeURIComponent(entry.batchId)}`);
-      if (mine !== generation) return 'done';
-      changed ||= fresh.updated_at !== entry.status?.updated_at;
-      entry.status = fresh;
-      if (isTerminal(fresh) && fresh.failed > 0 && !entry.errorsRead) {
-        entry.errorsRead = true;
-        finished.push(entry);
-      }
-    }
-    renderSubmitted();
-    if (finished.length > 0 && reading !== null) {
-      unlisted.push(...finished);
-      void listSentErrors(reading);
-    }
-    return submitted.every((entry) => entry.status && isTerminal(entry.status))
-      ? 'done'
-      : changed
-        ? 'changed'
-        : 'running';
-  }
-
-  /** The items a submission in `sending` mode sends, in file order. */
-  async function* itemsToSend(reading: ImportFile, sending: SendMode, skip: ReadonlySet<number>) {
-    for await (const item of reading.items()) {
-      if (item.text === undefined) continue;
-      if (sending === 'valid' && skip.has(item.position)) continue;
-      yield item;
-    }
-  }
-
-  async function submit(sending: SendMode) {
-    const reading = source;
-    if (!reading || !preview) return;
-    const mine = generation;
-    // A new submission (not a resumed one) has keys of its own: the groups of "valid only" and
-    // "all" differ, so they must never answer for one another.
-    if (submitted.length === 0 || sending !== mode) {
-      runId = crypto.randomUUID();
-      submitted = [];
-    }
-    mode = sending;
-    sendAllButton.disabled = true;
-    sendValidButton.disabled = true;
-    message.textContent = '';
-    stopPolling();
-    stopPolling = poll(refreshBatches);
-    let group = 0;
-    // Labelled as the command-line client labels its batches: `<file name> <k>/<n>` (§11.1, §11.6).
-    const sent = preview.items - (sending === 'valid' ? preview.invalidPositions.size : preview.unsendable);
-    const groups = Math.ceil(sent / SUBMISSION_SIZE);
-    const labelBase = nameLabelBase(reading.file.name);
-    try {
-      const items = itemsToSend(reading, sending, preview.invalidPositions);
-      for await (const texts of inGroups(items, SUBMISSION_SIZE)) {
-        if (mine !== generation) return;
-        // After a failure, the groups already accepted are skipped.
-        if (group < submitted.length) {
-          group++;
-          continue;
-        }
-        status.textContent = `Submitting batch ${group + 1}…`;
-        const accepted = await submitGroup(
-          texts.map((item) => item.text),
-          idempotencyKey(runId, group),
-          batchLabel(labelBase, group + 1, groups),
-          (seconds) => {
-            status.textContent = `The service asks to wait ${seconds} s (rate limit); batch ${group + 1} is sent again then.`;
-          },
-        );
-        if (mine !== generation) return;
-        submitted.push({
-          group,
-          batchId: accepted.batch_id,
-          replayed: accepted.replayed,
-          status: null,
-          errorsRead: false,
-          positions: texts.map((item) => item.position),
-          lines: texts.map((item) => item.line),
-        });
-        renderSubmitted();
-        group++;
-      }
-      if (mine !== generation) return;
-      status.textContent = `Submitted ${group} batch(es); following their progress below.`;
-    } catch (error) {
-      if (mine !== generation) return;
-      message.textContent = `Batch ${group + 1} was not submitted: ${errorText(error)}`;
-      const resume = sending === 'valid' ? sendValidButton : sendAllButton;
-      resume.textContent = 'Resume the submission';
-      resume.disabled = false;
-    }
-  }
-
-  sendValidButton.addEventListener('click', () => void submit('valid'));
-  sendAllButton.addEventListener('click', () => void submit('all'));
-  input.addEventListener('change', () => {
-    const chosen = input.files?.[0];
-    if (chosen) void choose(chosen);
-  });
-  encodingSelect.addEventListener('change', () => {
-    if (chosenFile) void choose(chosenFile);
-  });
+/** Where a file is dropped or chosen; `choose` gets it. */
+function dropZone(input: HTMLInputElement, choose: (file: File) => void): HTMLElement {
   const zone = h(
     'div',
     {
@@ -347,7 +62,7 @@ export const importView: View = (main) => {
         event.preventDefault();
         zone.classList.remove('over');
         const dropped = (event as DragEvent).dataTransfer?.files[0];
-        if (dropped) void choose(dropped);
+        if (dropped) choose(dropped);
       },
     },
     h('label', { for: 'file' }, 'Drop a JSON, JSON Lines, CSV or XLSX file here, or choose one'),
@@ -358,20 +73,180 @@ export const importView: View = (main) => {
       'A JSON array, {"items": [...]}, one item per line (.jsonl), or a spreadsheet (.csv, .xlsx) with a row per variant (see docs/spreadsheets.md). Read in pieces: any size works.',
     ),
   );
-  const encodingField = h(
-    'div',
-    { class: 'field' },
-    h('label', { for: 'encoding' }, 'Text encoding'),
-    encodingSelect,
-    h(
-      'p',
-      { class: 'help', id: 'encoding-help' },
-      'For CSV, JSON and JSON Lines files. Detect reads UTF-8, and UTF-16 with a byte order mark; a file in another encoding is refused, naming the first byte it cannot read, until its encoding is chosen here. Excel\'s "CSV (Comma delimited)" is Windows-1252.',
-    ),
+  return zone;
+}
+
+/** What the page says when `name` cannot be read or is refused before anything is sent. */
+function refusalText(name: string, error: unknown): string {
+  // A byte the encoding cannot read: the message says what to do (save as UTF-8, choose one).
+  if (
+    error instanceof TextEncodingError ||
+    (error instanceof SheetLayoutError && error.cause instanceof TextEncodingError)
+  )
+    return `${name} is refused and nothing was sent: ${error.message}.`;
+  if (error instanceof SheetLayoutError)
+    return `${name} is refused and nothing was sent: ${error.message}. Correct the file and choose it again.`;
+  return `${name} cannot be read: ${errorText(error)}`;
+}
+
+/** The send buttons and the status line for a previewed file. */
+interface SendControls {
+  toolbar: HTMLElement;
+  sendAll: HTMLButtonElement;
+  sendValid: HTMLButtonElement;
+  status: HTMLElement;
+}
+
+/**
+ * Offers to send `found`: "Send N valid items" only beside "Send all" when the preview found invalid
+ * ones. Without the preview (no route, no right) the invalid items are not known; when every invalid
+ * item is one that cannot be sent anyway, both buttons would send the same items.
+ */
+function offerSending(controls: SendControls, name: string, found: FilePreview) {
+  const sendable = found.items - found.unsendable;
+  const invalid = found.totals.invalid;
+  const valid = found.items - invalid;
+  controls.sendAll.textContent = `Send all ${sendable} items`;
+  controls.sendAll.disabled = sendable === 0;
+  const known = found.unavailable === null;
+  replace(controls.toolbar, known && valid < sendable ? controls.sendValid : null, controls.sendAll);
+  controls.sendValid.disabled = valid === 0;
+  controls.sendValid.textContent = `Send ${valid} valid items`;
+  const parts = [`${found.items} items read`];
+  if (known) parts.push(`${invalid} invalid`);
+  if (found.unsendable > 0) parts.push(`${found.unsendable} cannot be sent (left out either way)`);
+  controls.status.textContent = `${name}: ${parts.join('; ')}. Will be sent in batches of at most ${MAX_BATCH_ITEMS}.`;
+}
+
+/** What belongs to the file chosen last: a new choice leaves it, so nothing of it answers for the next. */
+interface ChosenFile {
+  file: File;
+  /** Aborted when the page leaves the file: its submission sends nothing more. */
+  leave: AbortController;
+  source?: ImportFile;
+  preview?: FilePreview;
+  submission: ImportSubmission;
+  batches?: SubmittedBatches;
+}
+
+/** How a submission shows on the page: the status line, and the batches followed below it. */
+function submissionScreen(status: HTMLElement, batches: SubmittedBatches): SubmissionScreen {
+  return {
+    sending: (seq) => void (status.textContent = `Submitting batch ${seq}…`),
+    waiting: (waitMs, seq) =>
+      void (status.textContent = `The service asks to wait ${Math.ceil(waitMs / 1000)} s (rate limit); batch ${seq} is sent again then.`),
+    accepted: (part) => batches.add(part),
+    refused: (item) => batches.refused(item),
+  };
+}
+
+/**
+ * Import a JSON, JSON Lines, CSV or XLSX file: it is read as a stream (XLSX by a Web Worker), a
+ * spreadsheet checked for the layout defects that refuse it whole (docs/spreadsheets.md), previewed
+ * batch by batch, then submitted through the import pipeline (docs/import-pipeline.md), all of its
+ * items or only the valid ones; the batches are followed live and the refused items listed at their
+ * place in the file. The submission's rules live in `ImportSubmission`; this view is its screen.
+ */
+export const importView: View = (main) => {
+  const message = h('p', { class: 'error', role: 'alert' });
+  const status = h('p', { role: 'status', 'aria-live': 'polite' });
+  const [previewBox, submittedBox, sentErrorsBox] = [h('div'), h('div', { 'aria-live': 'polite' }), h('div')];
+  const input = h('input', {
+    id: 'file',
+    type: 'file',
+    accept: `.json,.jsonl,.ndjson,.csv,.xlsx,application/json,text/csv,${XLSX_TYPE}`,
+  });
+  const encodingSelect = h(
+    'select',
+    { id: 'encoding', 'aria-describedby': 'encoding-help' },
+    ...ENCODINGS.map(([value, label]) => h('option', { value }, label)),
   );
+  const sendValid = h('button', { type: 'button', class: 'primary' });
+  const sendAll = h('button', { type: 'button', disabled: true }, 'Send');
+  const toolbar = h('div', { class: 'toolbar sticky', 'data-testid': 'send-toolbar' }, sendAll);
+  const controls: SendControls = { toolbar, sendAll, sendValid, status };
+  let chosen: ChosenFile | null = null;
+
+  /** Leaves the file chosen last: its submission stops sending, its batches are no longer followed. */
+  const leave = () => {
+    chosen?.leave.abort();
+    chosen?.batches?.close();
+    chosen?.source?.close();
+  };
+
+  async function choose(file: File) {
+    leave();
+    const mine: ChosenFile = (chosen = {
+      file,
+      leave: new AbortController(),
+      submission: new ImportSubmission(pageSubmitter),
+    });
+    for (const box of [submittedBox, sentErrorsBox, previewBox]) replace(box);
+    message.textContent = '';
+    sendAll.disabled = true;
+    sendAll.textContent = 'Send';
+    replace(toolbar, sendAll);
+    status.textContent = `Reading ${file.name}…`;
+    try {
+      const opened = await openImportFile(file, { encoding: encodingSelect.value || undefined });
+      if (mine !== chosen) return opened.close();
+      mine.source = opened;
+      status.textContent = `Checking the ${isSheet(opened) ? 'layout' : 'text'} of ${file.name}…`;
+      await opened.check();
+      const found = await previewFile(opened, (partial) => {
+        if (mine === chosen) status.textContent = `Previewed ${partial.items} items of ${file.name}…`;
+      });
+      if (mine !== chosen) return;
+      mine.preview = found;
+      mine.batches = new SubmittedBatches(opened, submittedBox, sentErrorsBox);
+      const notice = found.unavailable ? h('p', { class: 'notice' }, found.unavailable) : null;
+      replace(previewBox, notice ?? previewTable(found, opened));
+      offerSending(controls, file.name, found);
+    } catch (error) {
+      if (mine !== chosen) return;
+      status.textContent = '';
+      message.textContent = refusalText(file.name, error);
+    }
+  }
+
+  async function submit(mode: SendMode) {
+    const mine = chosen;
+    if (!mine?.source || !mine.preview || !mine.batches) return;
+    const { source, preview, batches } = mine;
+    sendAll.disabled = sendValid.disabled = true;
+    message.textContent = '';
+    const end = await mine.submission.send({
+      items: source.items(),
+      mode,
+      invalid: preview.invalidPositions,
+      fileName: source.file.name,
+      itemCount: preview.items - (mode === 'valid' ? preview.invalidPositions.size : preview.unsendable),
+      signal: mine.leave.signal,
+      screen: submissionScreen(status, batches),
+    });
+    if (mine !== chosen) return;
+    if (end.done) {
+      status.textContent = `Submitted ${end.batches} batch(es); following their progress below.`;
+      return;
+    }
+    message.textContent = `Batch ${end.seq} was not submitted: ${errorText(end.error)}`;
+    const resume = mode === 'valid' ? sendValid : sendAll;
+    resume.textContent = 'Resume the submission';
+    resume.disabled = false;
+  }
+
+  sendValid.addEventListener('click', () => void submit('valid'));
+  sendAll.addEventListener('click', () => void submit('all'));
+  input.addEventListener('change', () => {
+    const file = input.files?.[0];
+    if (file) void choose(file);
+  });
+  // Another encoding reads the file chosen last again.
+  encodingSelect.addEventListener('change', () => void (chosen && choose(chosen.file)));
+  const zone = dropZone(input, (file) => void choose(file));
   main.append(
     h('h1', {}, 'Import a file'),
-    encodingField,
+    encodingField(encodingSelect),
     zone,
     message,
     status,
@@ -381,8 +256,7 @@ export const importView: View = (main) => {
     sentErrorsBox,
   );
   return () => {
-    generation++;
-    stopPolling();
-    source?.close();
+    leave();
+    chosen = null;
   };
 };
