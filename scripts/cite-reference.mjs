@@ -14,6 +14,7 @@
  * is idempotent: a second run changes nothing. --check writes nothing and fails when a file would
  * change. Every cited section must be a heading of docs/reference.md. The exit status is 1 when any
  * "CONTRACT" is left (each is listed, for a person to reword) or a citation names no such section.
+ * `npm run lint` runs it with --check, so a citation of a section that does not exist fails the lint.
  */
 import console from 'node:console';
 import fs from 'node:fs';

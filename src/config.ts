@@ -5,7 +5,7 @@ import { uiOidc, type UiOidcConfig } from './http/dashboard-config.ts';
 
 export { ConfigError, flag, integer, optional };
 
-/** Which parts of the service this process runs (CONTRACT §1). */
+/** Which parts of the service this process runs (docs/reference.md §1). */
 export type Role = 'api' | 'worker' | 'all';
 
 /** Everything the service reads from the environment, parsed once at start. */
@@ -59,7 +59,7 @@ export interface Config {
      * 0 keeps them for ever. The catalog is never deleted.
      */
     batchRetentionDays: number;
-    /** Days a product's history entry is kept (CONTRACT §11.3); 0 keeps them for ever. */
+    /** Days a product's history entry is kept (docs/reference.md §11.3); 0 keeps them for ever. */
     historyRetentionDays: number;
   };
   analysis: AnalysisConfig & {
@@ -67,12 +67,12 @@ export interface Config {
     enabled: boolean;
     allowPrivateHosts: boolean;
   };
-  /** `UI_OIDC_*`: the dashboard's sign-in with the company's identity provider (CONTRACT §11.9), or null. */
+  /** `UI_OIDC_*`: the dashboard's sign-in with the company's identity provider (docs/reference.md §11.9), or null. */
   uiOidc: UiOidcConfig | null;
   webhooks: {
     /** `WEBHOOK_ALLOW_PRIVATE_HOSTS=true`: endpoints may be plain http and reach private addresses. */
     allowPrivateHosts: boolean;
-    /** Seconds before each retry of a failed attempt (CONTRACT §10.1); after the last, `failed`. */
+    /** Seconds before each retry of a failed attempt (docs/reference.md §10.1); after the last, `failed`. */
     retrySchedule: number[];
   };
 }
@@ -100,10 +100,10 @@ export const DEFAULT_WORKER_POLL_MS = 500;
 
 /** How long an ended batch can still be read unless `BATCH_RETENTION_DAYS` says otherwise. */
 export const DEFAULT_BATCH_RETENTION_DAYS = 30;
-/** How long a product's history entry is kept unless `HISTORY_RETENTION_DAYS` says otherwise (§11.3). */
+/** How long a product's history entry is kept unless `HISTORY_RETENTION_DAYS` says otherwise (docs/reference.md §11.3). */
 export const DEFAULT_HISTORY_RETENTION_DAYS = 90;
 
-/** The retry delays of webhook deliveries unless `WEBHOOK_RETRY_SCHEDULE` says otherwise (CONTRACT §10.1). */
+/** The retry delays of webhook deliveries unless `WEBHOOK_RETRY_SCHEDULE` says otherwise (docs/reference.md §10.1). */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 
 /**
@@ -151,7 +151,7 @@ function schemaName(raw: string | undefined): string | undefined {
   return raw;
 }
 
-/** Reads the configuration from `env` (CONTRACT §1 lists the variables and their defaults). */
+/** Reads the configuration from `env` (docs/reference.md §1 lists the variables and their defaults). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000);
   const host = optional(env, 'HOST') ?? '127.0.0.1';
@@ -187,7 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
       chunkSize: integer(env, 'WORKER_CHUNK_SIZE', 1000, 1),
       // pg-boss polls no more often than every 500 ms. A job sent by another process (an API, a
-      // retry after a worker died) waits for the next poll, so it stays well within CONTRACT §5's
+      // retry after a worker died) waits for the next poll, so it stays well within docs/reference.md §5's
       // two minutes.
       pollMs: integer(env, 'WORKER_POLL_MS', DEFAULT_WORKER_POLL_MS, 500, 30_000),
       thread: workerThread(env, serviceRole),

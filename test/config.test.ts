@@ -47,7 +47,7 @@ void describe('WORKER_POLL_MS', () => {
     assert.equal(loadConfig({}).worker.pollMs, 500);
     assert.equal(loadConfig({ WORKER_POLL_MS: '500' }).worker.pollMs, 500);
     assert.equal(loadConfig({ WORKER_POLL_MS: '30000' }).worker.pollMs, 30_000);
-    // A job sent by another process waits for the next poll: an hour would break CONTRACT §5.
+    // A job sent by another process waits for the next poll: an hour would break docs/reference.md §5.
     for (const value of ['499', '30001', '3600000', '1.5', 'soon']) {
       assert.throws(() => loadConfig({ WORKER_POLL_MS: value }), ConfigError);
       assert.throws(() => loadConfig({ WORKER_POLL_MS: value }), {

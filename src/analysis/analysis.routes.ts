@@ -7,7 +7,7 @@ import type { AnalysisService } from './analysis.service.ts';
 import { AnalysisErrorBody, StageabilityRequest, StageabilityResponse } from './analysis.schemas.ts';
 
 /**
- * The stageability operation (spec operation 4, CONTRACT §8). Thin: the schema rejects bad bodies
+ * The stageability operation (spec operation 4, docs/reference.md §8). Thin: the schema rejects bad bodies
  * (rendered as the spec's 400 by the central error handler), the hook checks the token before the
  * body is read, and the service does the rest.
  */

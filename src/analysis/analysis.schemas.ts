@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ROOM_TYPE_VALUES } from './scene-types.ts';
 
-/** The stageability operation's bodies (spec operation 4, CONTRACT §8): one source for its types. */
+/** The stageability operation's bodies (spec operation 4, docs/reference.md §8): one source for its types. */
 
 const RoomTypeSchema = Type.Union(
   ROOM_TYPE_VALUES.map((room) => Type.Literal(room)),

@@ -57,7 +57,7 @@ export interface AnalysisServiceDependencies {
 // Seconds a client should wait when the analyzer's queue is full: about one request's worth of work.
 const BUSY_RETRY_AFTER_SECONDS = 5;
 
-/** The entry of a URL that could not be analyzed (CONTRACT §8). */
+/** The entry of a URL that could not be analyzed (docs/reference.md §8). */
 export function unanalyzable(imageUrl: string, details: string): ImageAnalysis {
   return { isStageable: false, roomType: 'unknown', confidence: 0, details, imageUrl };
 }

@@ -21,7 +21,7 @@ export interface FetchedImage {
 /** Fetches one image URL or throws a {@link FetchFailure}. */
 export type FetchImage = (url: string, signal?: AbortSignal) => Promise<FetchedImage>;
 
-/** Limits of CONTRACT §8, overridable for tests. */
+/** Limits of docs/reference.md §8, overridable for tests. */
 export interface SafeFetchOptions {
   allowPrivateHosts: boolean;
   /** Whole fetch, all redirect hops and the body included. */
@@ -64,7 +64,7 @@ function parseUrl(raw: string, base?: URL): URL {
 }
 
 /**
- * Creates the image fetcher of CONTRACT §8. Each hop's host is resolved here, every address is
+ * Creates the image fetcher of docs/reference.md §8. Each hop's host is resolved here, every address is
  * checked, and the connection is made to the checked address itself (a pinned `lookup`), so a DNS
  * answer cannot change between check and connect. Redirects are followed by hand so that every hop
  * is checked again.

@@ -4,7 +4,7 @@
  * fetches, measures quality and decides. Both sides import only these types from each other.
  */
 
-/** Room types an image can be given (CONTRACT §8), named after Places365 scene categories. */
+/** Room types an image can be given (docs/reference.md §8), named after Places365 scene categories. */
 export const ROOM_TYPES = [
   'living_room',
   'bedroom',

@@ -12,7 +12,7 @@ export interface StageabilityDecision {
   details: string;
 }
 
-/** Room types that are interiors but not rooms one stages (CONTRACT §8). */
+/** Room types that are interiors but not rooms one stages (docs/reference.md §8). */
 const UNSTAGEABLE_ROOMS: ReadonlySet<RoomType> = new Set(['corridor', 'staircase', 'closet']);
 /** Room types that are not interiors at all. */
 const NOT_INTERIOR_ROOMS: ReadonlySet<RoomType> = new Set(['exterior', 'floor_plan', 'other']);
@@ -38,7 +38,7 @@ export function roomName(roomType: RoomType): string {
   return roomType.replace(/_/g, ' ');
 }
 
-/** The quality gates of CONTRACT §8 in the order a person should fix them, each with its margin. */
+/** The quality gates of docs/reference.md §8 in the order a person should fix them, each with its margin. */
 export function qualityGates(quality: ImageQuality, t: Thresholds = THRESHOLDS): Gate[] {
   const s = t.confidenceScale;
   const size = `${quality.width}×${quality.height}`;
@@ -159,7 +159,7 @@ function roomKindProbability(verdict: SceneVerdict, t: Thresholds): number {
 }
 
 /**
- * Decides one image (CONTRACT §8). Stageable = an interior room of a stageable type, every quality
+ * Decides one image (docs/reference.md §8). Stageable = an interior room of a stageable type, every quality
  * gate passed, nobody in frame. `confidence` treats the checks as independent: P(stageable) is the
  * model's probability of a stageable interior times each gate's pass probability (logistic in its
  * margin) times the probability nobody is in frame; the verdict's confidence is P(stageable) for a

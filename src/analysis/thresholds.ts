@@ -1,7 +1,7 @@
 import { MODEL_INPUT_LONG_SIDE } from './scene-types.ts';
 
 /**
- * Every number the stageability decision depends on, in one place (CONTRACT §8: "thresholds live in
+ * Every number the stageability decision depends on, in one place (docs/reference.md §8: "thresholds live in
  * one documented place and are tunable"). Quality is measured on a grey copy whose long side is
  * `measureLongSide` px (smaller images are measured as they are: enlarging would invent blur), so the
  * sharpness figure does not depend on the camera's resolution. docs/analyzer.md explains each gate.

@@ -80,7 +80,7 @@ function drainConnectionsOnClose(app: FastifyInstance): void {
 }
 
 /**
- * A Fastify app with the conventions of every endpoint (CONTRACT §2): request ids on every response,
+ * A Fastify app with the conventions of every endpoint (docs/reference.md §2): request ids on every response,
  * JSON body parsing, problem+json errors (an unknown route is `not-found`) and request metrics.
  */
 function createBaseApp({ config, metrics, logger }: BaseDependencies) {

@@ -8,7 +8,7 @@ import type { WorkerDeps } from '../worker/worker-deps.ts';
 
 /**
  * Runs of a batch in a row without progress, each counted from its start, that may end in an
- * unexpected error or take their process down before the batch is failed (CONTRACT §5).
+ * unexpected error or take their process down before the batch is failed (docs/reference.md §5).
  */
 const MAX_BATCH_ATTEMPTS = 5;
 

@@ -101,7 +101,7 @@ function checkProductionKeys(config: Config): void {
   }
 }
 
-/** Loads every configured verification key (CONTRACT §1, §3); `events` hears of key-set outages. */
+/** Loads every configured verification key (docs/reference.md §1, §3); `events` hears of key-set outages. */
 export async function loadVerificationKeys(
   config: Config,
   events: KeySetEvents = {

@@ -32,7 +32,7 @@ export interface TokenVerifierOptions {
   audience?: string | undefined;
   tenantClaim: string;
   /**
-   * Refuse tokens without `exp` (401). Off by default: CONTRACT §3 lists what makes a token invalid,
+   * Refuse tokens without `exp` (401). Off by default: docs/reference.md §3 lists what makes a token invalid,
    * and a missing `exp` is not on the list (RFC 7519 makes the claim optional). An operator whose
    * issuer always sets it can turn this on, so that a leaked token cannot stay valid forever.
    */
@@ -109,7 +109,7 @@ function refuseOnClaims(
   if (failing) throw new UnauthorizedError(`The bearer token's "${failing}" claim is not acceptable.`, true);
 }
 
-/** Creates the bearer-token check (CONTRACT §3): 401 for bad credentials, 403 for missing rights. */
+/** Creates the bearer-token check (docs/reference.md §3): 401 for bad credentials, 403 for missing rights. */
 export function createTokenVerifier(options: TokenVerifierOptions): AuthorizationCheck {
   const { keys, now = Date.now } = options;
   const verified = createTtlCache<JWTPayload & { exp: number }>({

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.ts';
 import { laterThan } from './catalog.repository.ts';
 import type { VariantRow } from './merge-items.ts';
 
-/** SQL of the catalog's deletes (CONTRACT §10.5). */
+/** SQL of the catalog's deletes (docs/reference.md §10.5). */
 
 /**
  * Deletes a product; its variants (and their images, stored with them) go by the foreign key's

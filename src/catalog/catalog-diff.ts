@@ -3,27 +3,27 @@ import { FullProductIngest, ProductVariantIngest, type FullProductIngest as Item
 
 /**
  * What an applied item changes in the catalog, one element per changed path in the syntax of error
- * fields, with the request item's indices (CONTRACT §10.3, §11.2). It compares rows, not requests:
+ * fields, with the request item's indices (docs/reference.md §10.3, §11.2). It compares rows, not requests:
  * `after` is what the merge of processing (`mergeItems`) makes of the item, `before` what the
  * catalog held, so every rule of the merge (images by url, an absent angle kept, unsent variants
  * kept) is the merge's own. The preview and the product history both read their diffs from here.
  */
 
-/** A stored image as the catalog reads show it (§9): `angle: null` when none is stored. */
+/** A stored image as the catalog reads show it (docs/reference.md §9): `angle: null` when none is stored. */
 export interface ImageValue {
   url: string;
   angle: number | null;
 }
 
-/** A stored variant as the catalog reads show it (§9), without timestamps. */
+/** A stored variant as the catalog reads show it (docs/reference.md §9), without timestamps. */
 export type VariantValue = Omit<VariantRow, 'external_id' | 'images'> & { images: ImageValue[] };
 
-/** A product as the catalog reads show it (§9), without timestamps. */
+/** A product as the catalog reads show it (docs/reference.md §9), without timestamps. */
 export type ProductValue = ProductRow & { variants: VariantValue[] };
 
 /**
- * One changed path (§11.2): `add` a new variant or image (the whole of it in `to`), `change` a
- * stored value (`from` → `to`), `remove` a variant deleted through the API (§11.3). Elements about a
+ * One changed path (docs/reference.md §11.2): `add` a new variant or image (the whole of it in `to`), `change` a
+ * stored value (`from` → `to`), `remove` a variant deleted through the API (docs/reference.md §11.3). Elements about a
  * variant carry its `sku`; about an image, also its `url`.
  */
 export type DiffElement =
@@ -42,7 +42,7 @@ const VARIANT_FIELDS = Object.keys(ProductVariantIngest.properties).filter(
     field !== 'sku' && field !== 'images',
 );
 
-/** A stored image without an angle reads as null (§5): absent and null are the same stored value. */
+/** A stored image without an angle reads as null (docs/reference.md §5): absent and null are the same stored value. */
 const angleOf = (image: MergedImage | undefined) => image?.angle ?? null;
 
 /** An image as the reads show it. */

@@ -1,5 +1,5 @@
 /**
- * The catalog's size limits (CONTRACT §5), in a module of their own without the schema library, so
+ * The catalog's size limits (docs/reference.md §5), in a module of their own without the schema library, so
  * that the dashboard's bundle can read them (through the spreadsheet layout) without TypeBox.
  */
 

@@ -7,8 +7,8 @@ import type { FullProductIngest } from './product-schema.ts';
 /**
  * Items applied one at a time to a copy of the stored rows they name, with the worker's merge
  * (`mergeItems`), so each item sees the earlier ones' effect and its diff is the difference between
- * two sets of merged rows. The preview (§11.2) shows these diffs; the worker records them as the
- * product's history (§11.3) in the transaction that writes the same merge's rows.
+ * two sets of merged rows. The preview (docs/reference.md §11.2) shows these diffs; the worker records them as the
+ * product's history (docs/reference.md §11.3) in the transaction that writes the same merge's rows.
  */
 
 /** What applying one valid item did: its action, its diff, and its rows after the merge. */

@@ -3,7 +3,7 @@ import { PRODUCT_VIEW_SELECT_LIST } from './catalog.repository.ts';
 import type { ProductView } from './product-schema.ts';
 import { colorSpellings } from './enums.ts';
 
-/** SQL of the catalog search (CONTRACT §11.7): migration 013's documents, matched and ranked. */
+/** SQL of the catalog search (docs/reference.md §11.7): migration 013's documents, matched and ranked. */
 
 /** What a search selects; a field left undefined does not narrow it. */
 export interface SearchCriteria {

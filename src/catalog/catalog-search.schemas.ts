@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { FurnitureEnum } from './product-schema.ts';
 
 /**
- * The query parameters that make `GET /products` a search (CONTRACT §11.7), validated by the route
+ * The query parameters that make `GET /products` a search (docs/reference.md §11.7), validated by the route
  * like every other parameter: a value outside its enumeration or range is a 400 naming it.
  */
 export const SearchQueryProperties = {

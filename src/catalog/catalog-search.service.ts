@@ -5,7 +5,7 @@ import type { Page } from '../pagination/page.ts';
 import { searchProducts, type RankPosition, type SearchCriteria } from './catalog-search.repository.ts';
 import type { ProductView } from './product-schema.ts';
 
-/** A page of search results: a page of the list plus the exact number of matches (CONTRACT §11.7). */
+/** A page of search results: a page of the list plus the exact number of matches (docs/reference.md §11.7). */
 export interface SearchPage extends Page<ProductView> {
   total: number;
 }

@@ -11,7 +11,7 @@ export interface CatalogRows {
  * The catalog as it is stored now, for the whole of a body at once: the products among
  * `externalIds` and the variants among `skus` (whichever product owns them), every column as the
  * catalog reads show it, from one statement, so from one snapshot: a delete committing meanwhile is
- * seen whole or not at all. A preview compares a body's items with them (CONTRACT §10.3).
+ * seen whole or not at all. A preview compares a body's items with them (docs/reference.md §10.3).
  *
  * The same rows come back in the form each database hands over fastest (docs/performance.md,
  * preview): a server sends plain rows, which `pg` turns into objects faster than a server writes

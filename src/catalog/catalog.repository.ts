@@ -213,7 +213,7 @@ export async function upsertVariants(
 }
 
 /**
- * The SQL select list of a product `p` in the read shape of CONTRACT §9 (the search reads it too).
+ * The SQL select list of a product `p` in the read shape of docs/reference.md §9 (the search reads it too).
  * test/catalog/field-lists.test.ts holds its fields to the item schema.
  */
 export const PRODUCT_VIEW_SELECT_LIST = `
@@ -234,7 +234,7 @@ export const PRODUCT_VIEW_SELECT_LIST = `
 
 const PRODUCT_VIEW = `SELECT ${PRODUCT_VIEW_SELECT_LIST} FROM products p`;
 
-/** The tenant's product with its variants and images, in the read shape of CONTRACT §9, or null. */
+/** The tenant's product with its variants and images, in the read shape of docs/reference.md §9, or null. */
 export async function findProduct(
   db: Queryable,
   tenantId: string,

@@ -37,7 +37,7 @@ const ProductPage = Type.Object(
 );
 
 /**
- * `GET /products` and `GET /products/{external_id}` (CONTRACT §9), the deletes (§10.5) and a
+ * `GET /products` and `GET /products/{external_id}` (docs/reference.md §9), the deletes (§10.5) and a
  * product's history (§11.3).
  */
 export async function catalogRoutes(

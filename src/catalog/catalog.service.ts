@@ -15,7 +15,7 @@ import type { HistoryEntry } from './history.schemas.ts';
 export type DeleteTarget = 'product' | 'variant';
 
 /**
- * Reading the stored catalog (CONTRACT §9), so a client can see what an upsert did, and deleting
+ * Reading the stored catalog (docs/reference.md §9), so a client can see what an upsert did, and deleting
  * from it (§10.5).
  */
 export interface CatalogService {
@@ -26,7 +26,7 @@ export interface CatalogService {
     query: { limit: number; cursor?: string; prefix?: string },
   ): Promise<Page<ProductView>>;
   /**
-   * Searches the catalog (CONTRACT §11.7): products matching every word of `q` and every filter,
+   * Searches the catalog (docs/reference.md §11.7): products matching every word of `q` and every filter,
    * most relevant first, with the exact number of matches.
    */
   searchProducts(
@@ -35,7 +35,7 @@ export interface CatalogService {
     page: { limit: number; cursor?: string },
   ): Promise<SearchPage>;
   /**
-   * A page of a product's history, newest first (CONTRACT §11.3); 404 when the tenant never stored
+   * A page of a product's history, newest first (docs/reference.md §11.3); 404 when the tenant never stored
    * the product (it has neither the product nor history of it).
    */
   listHistory(
@@ -59,7 +59,7 @@ const storable = (key: string) => !key.includes('\u0000');
  * Creates the catalog reads (one product by `external_id`, the list ordered by it) and deletes.
  *
  * Deletes do not take the tenant's worker lock: the worker holds it while it drains the tenant's
- * whole backlog, and a delete applies at once (§10.5). Row locks order a delete with the worker's
+ * whole backlog, and a delete applies at once (docs/reference.md §10.5). Row locks order a delete with the worker's
  * chunks instead, each chunk being one transaction that upserts a product's row before its
  * variants: a delete waits for a chunk writing that product, or the chunk waits for the delete and
  * then creates the product anew. A sku a delete frees is free once the 204 is sent, and nothing
@@ -121,7 +121,7 @@ export function createCatalogService({
         if (!storable(externalId) || !(await deleteProduct(tx, tenantId, externalId))) {
           throw new NotFoundError('No product with this external_id.');
         }
-        // Under the delete's row lock, as every writer of the product's history (§11.3).
+        // Under the delete's row lock, as every writer of the product's history (docs/reference.md §11.3).
         await insertHistory(tx, apiSource(tenantId), [
           { external_id: externalId, ordinal: 1, action: 'delete', item_index: null, diff: [] },
         ]);

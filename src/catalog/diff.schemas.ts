@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../validation/string-enum.ts';
 
-/** The operations of a diff element (CONTRACT §11.2, §11.3). */
+/** The operations of a diff element (docs/reference.md §11.2, §11.3). */
 export const DIFF_OPS = ['add', 'change', 'remove'] as const;
 
 /**
- * One element of a diff, as the preview (§11.2) and the product history (§11.3) send it. One object
+ * One element of a diff, as the preview (docs/reference.md §11.2) and the product history (docs/reference.md §11.3) send it. One object
  * rather than a union per `op`: the serializer writes it field by field, and the description says
  * which fields each `op` carries.
  */

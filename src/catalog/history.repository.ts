@@ -3,7 +3,7 @@ import { flatString } from '../runtime/flat-string.ts';
 import { deletionInRuns, type RetentionDeletion } from '../db/deletion-in-runs.ts';
 import type { DiffElement } from './catalog-diff.ts';
 
-/** SQL of the product history (CONTRACT §11.3): the writes that record changes, the reads, the retention. */
+/** SQL of the product history (docs/reference.md §11.3): the writes that record changes, the reads, the retention. */
 
 /** What a change does to a product, as its history entry names it. */
 export type HistoryAction = 'create' | 'update' | 'delete';

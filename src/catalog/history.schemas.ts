@@ -3,10 +3,10 @@ import { PageQuery, PageSchema } from '../pagination/page.ts';
 import { StringEnum } from '../validation/string-enum.ts';
 import { DiffElementSchema } from './diff.schemas.ts';
 
-/** The actions of a history entry (CONTRACT §11.3). */
+/** The actions of a history entry (docs/reference.md §11.3). */
 export const HISTORY_ACTIONS = ['create', 'update', 'delete'] as const;
 
-/** One recorded change of a product (CONTRACT §11.3). */
+/** One recorded change of a product (docs/reference.md §11.3). */
 export const HistoryEntrySchema = Type.Object(
   {
     at: Type.String({ format: 'date-time', description: 'When the change was applied' }),

@@ -42,7 +42,7 @@ export const ProductImageIngest = Type.Object(
 
 /**
  * The catalog's enumerations as schemas, named by their `title` (which errors and the API reference
- * use, CONTRACT §11.8): one source for the item's fields and the search's filters.
+ * use, docs/reference.md §11.8): one source for the item's fields and the search's filters.
  */
 export const FurnitureEnum = {
   color: (description?: string) => StringEnum(FURNITURE_COLORS, { title: 'FurnitureColor', description }),
@@ -94,7 +94,7 @@ export type ProductImageIngest = Static<typeof ProductImageIngest>;
 export type ProductVariantIngest = Static<typeof ProductVariantIngest>;
 export type FullProductIngest = Static<typeof FullProductIngest>;
 
-/** A stored image: its angle is null when none is stored (CONTRACT §9). */
+/** A stored image: its angle is null when none is stored (docs/reference.md §9). */
 const ImageView = Type.Object(
   {
     url: ProductImageIngest.properties.url,
@@ -110,7 +110,7 @@ const VariantView = Type.Composite(
 );
 
 /**
- * A stored product as the catalog reads show it (CONTRACT §9): the ingest shape plus timestamps,
+ * A stored product as the catalog reads show it (docs/reference.md §9): the ingest shape plus timestamps,
  * variants in order of first creation.
  */
 export const ProductView = Type.Composite(

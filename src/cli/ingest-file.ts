@@ -15,7 +15,7 @@ import { DEFAULT_BATCH_SIZE, finishRun, planRun } from './run-plan.ts';
 /**
  * `npm run ingest -- FILE|- [--url …] [--token … | --tenant …] [--errors PATH] [--format json|jsonl|csv|xlsx]
  * [--encoding LABEL] [--batch-size N] [--concurrency N] [--quiet] [--label TEXT] [--resume]
- * [--state PATH] [--dry-run [--preview PATH]]` ingests a JSON, JSONL, CSV or XLSX file (docs/spreadsheets.md) of any size as one run (CONTRACT §11.6),
+ * [--state PATH] [--dry-run [--preview PATH]]` ingests a JSON, JSONL, CSV or XLSX file (docs/spreadsheets.md) of any size as one run (docs/reference.md §11.6),
  * or with --dry-run says what it would do, storing nothing (docs/cli.md). Exit code: 0 every item
  * upserted, 2 some items failed, 1 stopped (bad arguments, service unreachable, token refused, nothing
  * to resume), 130 interrupted (SIGINT, SIGTERM, SIGHUP, or npm gone: docs/cli.md).
@@ -139,7 +139,7 @@ async function tokenFrom(values: { token?: string; tenant?: string }): Promise<s
 const items = (n: number) => `${n} ${n === 1 ? 'item' : 'items'}`;
 
 /**
- * The closing line (CONTRACT §11.6): `N items: U upserted, F failed, R replayed`, where the items of
+ * The closing line (docs/reference.md §11.6): `N items: U upserted, F failed, R replayed`, where the items of
  * batches the service answered as replays count in R only, then where the errors are and the time.
  */
 function summary(outcome: IngestOutcome, errorsPath: string): string {

@@ -36,7 +36,7 @@ export async function checkIngestPaths(
     const what = file === STDIN ? 'standard input' : `${file}, which is not a regular file,`;
     if (options.format === undefined) throw new UsageError(`reading ${what} needs --format json|jsonl`);
     if (options.format === 'csv' || options.format === 'xlsx') {
-      // A spreadsheet is read twice: checked whole before anything is sent (CONTRACT §11.5), then sent.
+      // A spreadsheet is read twice: checked whole before anything is sent (docs/reference.md §11.5), then sent.
       throw new UsageError(
         `reading ${what} as ${options.format} is not possible: a spreadsheet must be a file`,
       );

@@ -16,7 +16,7 @@ import {
 /** Items per batch when neither `--batch-size` nor a resumed run says. */
 export const DEFAULT_BATCH_SIZE = 1000;
 
-/** What the command line asked about the run (CONTRACT §11.6). */
+/** What the command line asked about the run (docs/reference.md §11.6). */
 export interface RunOptions {
   file: string;
   format: FileFormat;

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import type { FileFormat } from '../client/json-stream.ts';
 
 /**
- * The state file of command-line runs (CONTRACT §11.6): one small JSON file per input file, beside it
+ * The state file of command-line runs (docs/reference.md §11.6): one small JSON file per input file, beside it
  * by default (`<file>.ingest-run.json`, like `<file>.errors.jsonl`), recording the last run of that
  * file, so that `--resume` can continue it with the same Idempotency-Keys and labels.
  */
@@ -26,7 +26,7 @@ export interface RunRecord {
   finished_at: string | null;
 }
 
-/** How long the service remembers an Idempotency-Key (CONTRACT §10.2): the limit of a resume. */
+/** How long the service remembers an Idempotency-Key (docs/reference.md §10.2): the limit of a resume. */
 export const KEY_MEMORY_MS = 24 * 3600 * 1000;
 
 /** Where the state of `file`'s runs is kept unless `--state` says otherwise. */

@@ -1,5 +1,5 @@
 /**
- * The labels the command-line client and the dashboard's import give their batches (CONTRACT §11.1,
+ * The labels the command-line client and the dashboard's import give their batches (docs/reference.md §11.1,
  * §11.6): `<base> <k>/<n>`, the base being `--label` or the file's base name, extension included.
  * No Node.js module here: the dashboard bundles this file.
  */

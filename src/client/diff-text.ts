@@ -1,5 +1,5 @@
 /**
- * A preview's or a history's diff element (CONTRACT §11.2) as one line a person reads: the command
+ * A preview's or a history's diff element (docs/reference.md §11.2) as one line a person reads: the command
  * line's dry-run file and the dashboard's import preview both show changes with it.
  */
 

@@ -12,7 +12,7 @@ export interface ErrorLine {
   index: number | null;
   external_id: string | null;
   sku: string | null;
-  /** For a spreadsheet's item, each error also names the file's row and column (CONTRACT §11.5). */
+  /** For a spreadsheet's item, each error also names the file's row and column (docs/reference.md §11.5). */
   errors: Array<FieldError & { row?: number; column?: string | null }>;
 }
 

@@ -3,7 +3,7 @@ import { batchesOf, type WellFormedItem } from '../import-pipeline/batches.ts';
 import { readItems, type FileFormat } from './json-stream.ts';
 import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 
-/** What a first reading of a file says before anything is sent (CONTRACT §11.6). */
+/** What a first reading of a file says before anything is sent (docs/reference.md §11.6). */
 export interface FileSurvey {
   /** How many batches the run will cut; null when the file stops being readable part way. */
   batches: number | null;

@@ -3,10 +3,10 @@ import { describeFieldErrors, readProblem, type FieldError, type ProblemAnswer }
 import type { DiffElementText } from './diff-text.ts';
 import { retryAfterMs } from '../import-pipeline/retry-after.ts';
 
-// The client speaks to the service over HTTP only and is written against CONTRACT alone: it imports
+// The client speaks to the service over HTTP only and is written against docs/reference.md alone: it imports
 // nothing from the service's code, so it can be lifted out and run against any deployment.
 
-/** A batch's status record (CONTRACT §6). */
+/** A batch's status record (docs/reference.md §6). */
 export interface BatchStatusRecord {
   batch_id: string;
   status: string;
@@ -19,7 +19,7 @@ export interface BatchStatusRecord {
   updated_at: string;
 }
 
-/** One failed item of a batch, with every error it has (CONTRACT §7). */
+/** One failed item of a batch, with every error it has (docs/reference.md §7). */
 export interface ItemErrorRecord {
   index: number;
   external_id: string | null;
@@ -27,7 +27,7 @@ export interface ItemErrorRecord {
   errors: FieldError[];
 }
 
-/** The answer of `POST /products/ingestions/preview` (CONTRACT §10.3). */
+/** The answer of `POST /products/ingestions/preview` (docs/reference.md §10.3). */
 export interface PreviewAnswer {
   received_count: number;
   summary: { create: number; update: number; unchanged: number; invalid: number };
@@ -36,7 +36,7 @@ export interface PreviewAnswer {
     external_id: string | null;
     action: 'create' | 'update' | 'unchanged' | 'invalid';
     changes: string[];
-    /** The values of `changes` (CONTRACT §11.2); absent from a service older than it. */
+    /** The values of `changes` (docs/reference.md §11.2); absent from a service older than it. */
     diff?: DiffElementText[];
     errors: FieldError[];
     /** Present when an added variant's sku equals a stored one once leading zeros are dropped (docs/spreadsheets.md). */
@@ -49,7 +49,7 @@ export type SkuWarningText = FieldError & { sku: string; stored_sku: string };
 
 /**
  * The 202 of a submission; `replayed` when the service answered with `Idempotent-Replayed: true`
- * (CONTRACT §10.2): the key's batch was stored before, and nothing was stored now.
+ * (docs/reference.md §10.2): the key's batch was stored before, and nothing was stored now.
  */
 export interface SubmitAnswer {
   batch_id: string;
@@ -107,7 +107,7 @@ export interface IngestionClient {
     bodyJson: string,
     options?: { signal?: AbortSignal; idempotencyKey?: string; label?: string },
   ): Promise<SubmitAnswer>;
-  /** What the service says submitting the envelope would do (CONTRACT §10.3); nothing is stored. */
+  /** What the service says submitting the envelope would do (docs/reference.md §10.3); nothing is stored. */
   preview(bodyJson: string, options?: { signal?: AbortSignal }): Promise<PreviewAnswer>;
   /** Polls a batch until its state is terminal; resolves with that final record. */
   waitUntilTerminal(batchId: string): Promise<BatchStatusRecord>;

@@ -8,7 +8,7 @@ import { readSheetItems } from './sheet-stream.ts';
 
 /**
  * How a file holds its items: one JSON document (an array, or `{"items": [...]}`), a value per line,
- * or a spreadsheet in the layout of CONTRACT §11.5.
+ * or a spreadsheet in the layout of docs/reference.md §11.5.
  */
 export type { FileFormat };
 

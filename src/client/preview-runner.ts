@@ -16,7 +16,7 @@ export interface PreviewLine {
   external_id: string | null;
   action: Action;
   changes: string[];
-  /** The values of `changes`, one per path (CONTRACT §11.2). */
+  /** The values of `changes`, one per path (docs/reference.md §11.2). */
   diff: DiffElementText[];
   /** `diff` as a person reads it: `variants[0].price: 265 → 250`, `variants[1]: added`. */
   shown: string[];

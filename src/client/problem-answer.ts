@@ -1,4 +1,4 @@
-/** One defect named by the service: an item error (CONTRACT §7) or an entry of a problem's `errors[]`. */
+/** One defect named by the service: an item error (docs/reference.md §7) or an entry of a problem's `errors[]`. */
 export interface FieldError {
   field: string;
   code: string;

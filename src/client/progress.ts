@@ -2,7 +2,7 @@ import { describePositions } from './position-ranges.ts';
 
 /**
  * The running totals of an ingestion, in items. `replayed` counts the items of batches the service
- * answered as replays (stored by an earlier attempt of the run, CONTRACT §11.6); they are in neither
+ * answered as replays (stored by an earlier attempt of the run, docs/reference.md §11.6); they are in neither
  * `upserted` nor `failed`, so that `upserted + failed + replayed` is what was read once a run ends.
  */
 export interface Counts {

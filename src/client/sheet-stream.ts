@@ -6,7 +6,7 @@ import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 import { openFileSource } from './file-source.ts';
 import { fileBytes, fileText } from './file-text.ts';
 
-/** The spreadsheet forms the client reads (CONTRACT §11.5). */
+/** The spreadsheet forms the client reads (docs/reference.md §11.5). */
 export type SheetFormat = 'csv' | 'xlsx';
 
 /** The rows of `file`, read from the disk as they are needed; `encoding` is `--encoding` (CSV only). */

@@ -2,7 +2,7 @@ import type { FieldError } from '../validation/item-errors.ts';
 
 /** The errors services throw; one HTTP handler (`src/http/error-handler.ts`) renders them. */
 
-/** The kinds of problem the API answers with (CONTRACT §2); each has a page at `/problems/<slug>`. */
+/** The kinds of problem the API answers with (docs/reference.md §2); each has a page at `/problems/<slug>`. */
 export const PROBLEMS = {
   'validation-error': { status: 400, title: 'Validation failed' },
   'malformed-json': { status: 400, title: 'Malformed JSON' },
@@ -83,7 +83,7 @@ export class UnauthorizedError extends AppError {
 
 /**
  * Where a client that sends products to the catalog's own path meant to go: products are written
- * only through a batch (CONTRACT §4), the most common first guess of a new user.
+ * only through a batch (docs/reference.md §4), the most common first guess of a new user.
  */
 const METHOD_HINTS: Record<string, string> = {
   'POST /products': ' Products are sent in batches: POST /products/ingestions.',
@@ -119,7 +119,7 @@ export class NotAcceptableError extends AppError {
 
 /**
  * What was asked for cannot be written in the form asked for (an XLSX cell holds at most 32,767
- * characters, CONTRACT §11.4): 422, before any byte of the answer. The request itself is valid, so
+ * characters, docs/reference.md §11.4): 422, before any byte of the answer. The request itself is valid, so
  * this is a `validation-error` of the selection with HTTP's closer status.
  */
 export class UnprocessableSelectionError extends AppError {

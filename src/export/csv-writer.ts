@@ -6,7 +6,7 @@ import { productRows, TEXT_COLUMN, type ExportCell } from './sheet-rows.ts';
 
 /**
  * RFC 4180 records (CRLF, quotes where a cell needs them), an empty string as `""` so it reads back
- * as an empty string rather than an empty cell (CONTRACT §11.5), and the BOM that makes Excel read
+ * as an empty string rather than an empty cell (docs/reference.md §11.5), and the BOM that makes Excel read
  * the file as UTF-8. A cell holding a line break is quoted by pattern: with CRLF records,
  * csv-stringify 6.6 quotes a cell holding `\r\n` but not one holding a bare `\n`, which splits the row.
  */

@@ -9,7 +9,7 @@ export type ExportWriter = (
   pages: AsyncIterable<readonly StoredProduct[]>,
 ) => AsyncIterable<string | Uint8Array>;
 
-/** One form of the export (CONTRACT §11.4): the media types it answers and how it is written. */
+/** One form of the export (docs/reference.md §11.4): the media types it answers and how it is written. */
 export interface ExportFormat {
   /** The media type it is sent as, and the first one that asks for it. */
   readonly mediaType: string;
@@ -18,18 +18,18 @@ export interface ExportFormat {
   readonly contentType: string;
   readonly fileExtension: string;
   readonly write: ExportWriter;
-  /** The longest text a cell of this form holds, when it has a limit (CONTRACT §11.4: XLSX's 32,767). */
+  /** The longest text a cell of this form holds, when it has a limit (docs/reference.md §11.4: XLSX's 32,767). */
   readonly maxTextLength?: number;
 }
 
-/** Excel's limit on the characters of one cell, which the XLSX export keeps (CONTRACT §11.4). */
+/** Excel's limit on the characters of one cell, which the XLSX export keeps (docs/reference.md §11.4). */
 export const XLSX_MAX_TEXT_LENGTH = 32_767;
 
 export { XLSX_TYPE };
 
 /**
  * Every form, the default first: on equal preference the earlier one is sent, so no `Accept`, `*\/*`
- * or `application/json` give NDJSON. CSV and XLSX are in the spreadsheet layout (§11.5).
+ * or `application/json` give NDJSON. CSV and XLSX are in the spreadsheet layout (docs/reference.md §11.5).
  */
 export const EXPORT_FORMATS: readonly ExportFormat[] = [
   {

@@ -58,7 +58,7 @@ export function chooseExportFormat(accept: string | undefined): ExportFormat {
   );
 }
 
-/** `GET /products/export` (CONTRACT §11.4): the catalog as a file, streamed. */
+/** `GET /products/export` (docs/reference.md §11.4): the catalog as a file, streamed. */
 export async function exportRoutes(
   app: FastifyInstance,
   { exports, authorize }: { exports: ExportService; authorize: Authorize },

@@ -6,7 +6,7 @@ import { UnprocessableSelectionError } from '../errors/app-errors.ts';
 /** Products read per statement while the catalog is exported. */
 export const EXPORT_PAGE_SIZE = 500;
 
-/** The catalog export (CONTRACT §11.4); knows nothing of HTTP or of the file's form. */
+/** The catalog export (docs/reference.md §11.4); knows nothing of HTTP or of the file's form. */
 export interface ExportService {
   /**
    * The tenant's products by external_id (those starting with `prefix`, when given), page by page.

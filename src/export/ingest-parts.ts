@@ -13,7 +13,7 @@ export type StoredVariant = Omit<ProductVariantIngest, 'images'> & { images: Sto
 /** A stored product in the ingest shape, no timestamps, variants in order of first creation. */
 export type StoredProduct = Omit<FullProductIngest, 'variants'> & { variants: StoredVariant[] };
 
-/** An image as an item sends it: `angle` only when one is stored (CONTRACT §11.4). */
+/** An image as an item sends it: `angle` only when one is stored (docs/reference.md §11.4). */
 const ingestImage = ({ url, angle }: StoredImage): ProductImageIngest =>
   typeof angle === 'number' ? { url, angle } : { url };
 
@@ -47,10 +47,10 @@ const ingestProduct = (product: StoredProduct, variants: ProductVariantIngest[])
 });
 
 /**
- * A stored product as the items that recreate it (CONTRACT §11.4), each a valid item. The first
+ * A stored product as the items that recreate it (docs/reference.md §11.4), each a valid item. The first
  * holds every variant with its first 10 images. Merges may have stored more than one item's limit
  * of 10 on a variant: each further 10 follow as another item of the product holding only that
- * variant, in order, so that importing the items in order appends them behind the first 10 (§5).
+ * variant, in order, so that importing the items in order appends them behind the first 10 (docs/reference.md §5).
  */
 export function ingestParts(product: StoredProduct): FullProductIngest[] {
   const parts = [

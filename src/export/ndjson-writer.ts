@@ -1,6 +1,6 @@
 import { ingestParts, type StoredProduct } from './ingest-parts.ts';
 
-/** The media type of the NDJSON export: one JSON item per line, UTF-8 (CONTRACT §11.4). */
+/** The media type of the NDJSON export: one JSON item per line, UTF-8 (docs/reference.md §11.4). */
 export const NDJSON_TYPE = 'application/x-ndjson';
 
 /**

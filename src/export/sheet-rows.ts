@@ -46,9 +46,9 @@ function variantRow(
 }
 
 /**
- * A stored product as rows of the spreadsheet layout (CONTRACT §11.5), columns in `SHEET_COLUMNS`
+ * A stored product as rows of the spreadsheet layout (docs/reference.md §11.5), columns in `SHEET_COLUMNS`
  * order: a row per variant, its first 10 images in the image columns, and each further 10 on a row
- * of its own with the same `sku` and the variant's other cells empty (§11.4), which an import sends
+ * of its own with the same `sku` and the variant's other cells empty (docs/reference.md §11.4), which an import sends
  * as a later item of the product. The product's cells are written on its first row only, and its
  * `external_id` on every row: editing the product then means editing one row, never keeping several
  * equal.

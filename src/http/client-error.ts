@@ -24,7 +24,7 @@ const CHUNK_EXTENSIONS_LIMIT = 16 * 1024;
 /** Node's status for each parser error (lib/_http_server.js), with the closed slug that fits it. */
 function answerFor(code: string): { status: number; slug: ProblemSlug; detail: string } {
   switch (code) {
-    // The slug list is closed (CONTRACT §2): a header block too large is a request too large, so it
+    // The slug list is closed (docs/reference.md §2): a header block too large is a request too large, so it
     // is `payload-too-large` with Node's 431; anything else unreadable is a 400 `validation-error`,
     // as the framework's other unreadable requests are (error-handler.ts).
     case 'HPE_HEADER_OVERFLOW':

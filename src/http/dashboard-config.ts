@@ -1,6 +1,6 @@
 /**
  * The dashboard's settings the page itself reads (`/ui/config.json`): its sign-in with the company's
- * identity provider (CONTRACT §11.9). Read from the environment at start by src/config.ts; the page
+ * identity provider (docs/reference.md §11.9). Read from the environment at start by src/config.ts; the page
  * imports these types, so this file imports nothing of the server.
  */
 import { ConfigError, optional } from '../config-values.ts';

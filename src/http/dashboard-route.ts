@@ -7,9 +7,9 @@ import type { DashboardConfig, UiOidcConfig } from './dashboard-config.ts';
 /**
  * What the browser may do on the dashboard's pages. Everything comes from this service, except
  * images: product thumbnails and the analyzer's pictures live on the merchants' hosts, and the
- * analyzer accepts `http:` URLs too (CONTRACT §8), so the page shows them wherever they are. An image
+ * analyzer accepts `http:` URLs too (docs/reference.md §8), so the page shows them wherever they are. An image
  * cannot run script, and `Referrer-Policy: no-referrer` keeps the page's address from those hosts.
- * With OpenID Connect sign-in (§11.9) the page also calls the identity provider (its discovery
+ * With OpenID Connect sign-in (docs/reference.md §11.9) the page also calls the identity provider (its discovery
  * document and token endpoint, `connectOrigin`); going there to sign in or out is a navigation,
  * which the policy does not limit.
  */

@@ -12,7 +12,7 @@ import { trackAllowedMethods } from './method-not-allowed.ts';
 import { fieldErrorsFromAjv, type AjvLikeError } from '../validation/field-errors.ts';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailableReason } from '../db/database-unavailable.ts';
 
-/** How a route renders its errors: problem+json (default) or the analysis shape of spec §Errors. */
+/** How a route renders its errors: problem+json (default) or the analysis shape of docs/reference.md §8. */
 export type ErrorShape = 'problem' | 'analysis';
 
 declare module 'fastify' {
@@ -51,7 +51,7 @@ function byteSize(bytes: number): string {
 
 /**
  * Turns anything thrown while handling a request into an {@link AppError}; unknown errors are 500s.
- * `bodyLimit` is the route's, which a 413 names (CONTRACT §11.8).
+ * `bodyLimit` is the route's, which a 413 names (docs/reference.md §11.8).
  */
 export function toAppError(error: FastifyError | AppError | Error, bodyLimit?: number): AppError {
   if (error instanceof AppError) return error;
@@ -148,7 +148,7 @@ export function registerErrorHandler(app: FastifyInstance, publicBaseUrl: string
       return render(request, reply, new AppError('not-found', `No route for ${request.method} ${path}.`));
     }
     const error = new MethodNotAllowedError(request.method, path, allow);
-    // The analyzer's routes answer in their own shape (CONTRACT §8), their 405 too.
+    // The analyzer's routes answer in their own shape (docs/reference.md §8), their 405 too.
     if (path === '/analysis' || path.startsWith('/analysis/')) {
       return sendAnalysisError(reply.headers(errorHeaders(error)), error);
     }

@@ -16,7 +16,7 @@ export function rateLimitHeaders(quota: RateLimitQuota): Record<string, string> 
   };
 }
 
-/** The response headers an error's meaning calls for (CONTRACT §2, §8, §11.8). */
+/** The response headers an error's meaning calls for (docs/reference.md §2, §8, §11.8). */
 export function errorHeaders(error: AppError): Record<string, string> {
   const headers: Record<string, string> = {};
   if (error instanceof UnauthorizedError) {

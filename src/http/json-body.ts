@@ -4,7 +4,7 @@ import { AppError, UnsupportedContentEncodingError, ValidationError } from '../e
 import { utf8DefectAt } from '../runtime/utf8-defect.ts';
 import { JsonSyntaxError, JsonTooDeepError, lineAndColumn, outlineJson } from './json-outline.ts';
 
-/** Deepest JSON nesting a body may have (CONTRACT §2); deeper bodies are refused before storage. */
+/** Deepest JSON nesting a body may have (docs/reference.md §2); deeper bodies are refused before storage. */
 export const MAX_JSON_DEPTH = 64;
 
 /**
@@ -33,7 +33,7 @@ declare module 'fastify' {
   }
 }
 
-/** Where a body stops being JSON (CONTRACT §11.8: line and column, 1-based), and what is there. */
+/** Where a body stops being JSON (docs/reference.md §11.8: line and column, 1-based), and what is there. */
 function malformedJsonDetail(bytes: Buffer, error: unknown): string {
   if (!(error instanceof JsonSyntaxError)) return 'The request body is not valid JSON.';
   const { line, column } = lineAndColumn(bytes, error.offset);
@@ -100,7 +100,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     } catch (error) {
       done(
         error instanceof JsonTooDeepError
-          ? // CONTRACT §4 names an envelope error by `items` or the unknown property: the member the
+          ? // docs/reference.md §4 names an envelope error by `items` or the unknown property: the member the
             // nesting is in, or `items` for a body that is not an object (of the operations with a
             // JSON body, only the submission's 400s name fields; the analyzer's shape has none).
             new ValidationError([

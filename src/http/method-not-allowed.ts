@@ -15,7 +15,7 @@ const byUsualOrder = (a: string, b: string) => {
  * Follows `app`'s route table (an `onRoute` hook, so it must be installed before any route) and
  * returns what a path allows: the methods for which Fastify's own router finds a route for that
  * path, `HEAD` included wherever `GET` is (Fastify serves it). An empty list means the path names
- * nothing this app serves (a 404); otherwise a request with another method is a 405 (CONTRACT §11.8).
+ * nothing this app serves (a 404); otherwise a request with another method is a 405 (docs/reference.md §11.8).
  * Reading the router itself, rather than a copy of the patterns, keeps its precedence exact
  * (`/products/ingestions` is not `/products/:external_id`) for every route added later.
  */

@@ -4,7 +4,7 @@ import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
 import { FieldErrorSchema } from '../validation/item-errors.ts';
 import { REQUEST_ID_RULE } from './request-id.ts';
 
-/** RFC 7807 problem (spec §Errors), the error body of every ingestion and catalog operation. */
+/** RFC 7807 problem (docs/reference.md §2), the error body of every ingestion and catalog operation. */
 export const ProblemSchema = Type.Object(
   {
     type: Type.String({ format: 'uri' }),
@@ -139,7 +139,7 @@ export function deleteSchema(
 }
 
 /**
- * The OpenAPI view of a route's schema with what every operation shares (CONTRACT §2): each
+ * The OpenAPI view of a route's schema with what every operation shares (docs/reference.md §2): each
  * response carries `X-Request-Id`, and a request may send one. For @fastify/swagger's `transform`:
  * it builds new objects, so the schemas the route validates and serializes with stay as they are.
  */

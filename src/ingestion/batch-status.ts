@@ -1,4 +1,4 @@
-/** The states of a batch (spec §States), in the only order they can happen. */
+/** The states of a batch (docs/reference.md §5), in the only order they can happen. */
 export const BATCH_STATUS = {
   accepted: 'accepted',
   validating: 'validating',
@@ -41,7 +41,7 @@ export const UNFINISHED_SQL = sqlList(UNFINISHED_STATUSES);
 export const TERMINAL_SQL = sqlList(TERMINAL_STATUSES);
 
 /**
- * The terminal state that a settled batch's counters imply (CONTRACT §5), as a SQL expression over
+ * The terminal state that a settled batch's counters imply (docs/reference.md §5), as a SQL expression over
  * its row: `completed` when nothing failed, `failed` when nothing was written, else
  * `completed_with_errors`.
  */

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import { SUMMARY_SAMPLES, type ErrorSummary } from './error-reports.schemas.ts';
 
-/** SQL of the error reports (CONTRACT §10.4): the grouped summary of a batch's item errors. */
+/** SQL of the error reports (docs/reference.md §10.4): the grouped summary of a batch's item errors. */
 
 /**
  * Sums up the item errors of a batch with an index below `beforeIndex`, in one statement: each

@@ -37,7 +37,7 @@ export async function sendErrorsCsv(
     .send(Readable.from(errorsCsv(pages)));
 }
 
-/** `GET /products/ingestions/{batch_id}/errors/summary` (CONTRACT §10.4). */
+/** `GET /products/ingestions/{batch_id}/errors/summary` (docs/reference.md §10.4). */
 export async function errorReportRoutes(
   app: FastifyInstance,
   { errorReports, authorize }: { errorReports: ErrorReports; authorize: Authorize },

@@ -6,7 +6,7 @@ import { ERRORS_CSV_COLUMNS } from './errors-csv.ts';
 /** The most fields and sample indices the summary lists per code. */
 export const SUMMARY_SAMPLES = 5;
 
-/** `GET /products/ingestions/{batch_id}/errors/summary` (CONTRACT §10.4). */
+/** `GET /products/ingestions/{batch_id}/errors/summary` (docs/reference.md §10.4). */
 export const ErrorSummarySchema = Type.Object(
   {
     failed_items: Type.Integer({ description: 'Failed items listed so far' }),

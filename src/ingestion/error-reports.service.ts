@@ -8,7 +8,7 @@ import type { ErrorSummary } from './error-reports.schemas.ts';
 /** Failed items read per statement while a batch's errors are streamed. */
 export const ERROR_WALK_PAGE = 200;
 
-/** A batch's errors as reports (CONTRACT §10.4); knows nothing of HTTP or of CSV. */
+/** A batch's errors as reports (docs/reference.md §10.4); knows nothing of HTTP or of CSV. */
 export interface ErrorReports {
   /** The batch's errors summed up by code; 404 as for the batch itself. */
   summarize(tenantId: string, batchId: string): Promise<ErrorSummary>;

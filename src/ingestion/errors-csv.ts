@@ -1,7 +1,7 @@
 import type { ItemFailure } from '../validation/item-errors.ts';
 
 /**
- * A batch's errors as CSV (CONTRACT §10.4): RFC 4180, one row per error of every failed item, lines
+ * A batch's errors as CSV (docs/reference.md §10.4): RFC 4180, one row per error of every failed item, lines
  * ending in CRLF. Values are written exactly as stored: a cell starting with `=`, `+`, `-` or `@`
  * is not altered (no leading `'`), since the file is data for tools and a changed value would no
  * longer match the JSON errors page; docs/error-reports.md tells spreadsheet users how to open it.

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import type { AcceptedBatch } from './ingestion.schemas.ts';
 
-/** SQL of submissions' Idempotency-Keys (CONTRACT §10.2, migration 009). */
+/** SQL of submissions' Idempotency-Keys (docs/reference.md §10.2, migration 009). */
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_KEY_TTL = `interval '24 hours'`;

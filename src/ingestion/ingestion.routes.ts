@@ -50,7 +50,7 @@ interface IngestionRouteDeps {
 
 const tags = ['ingestion'];
 
-/** Operations 1–3 of the spec, plus the tenant's batch list (CONTRACT §9). Thin: parse, call, reply. */
+/** Operations 1–3 of the spec, plus the tenant's batch list (docs/reference.md §9). Thin: parse, call, reply. */
 export async function ingestionRoutes(app: FastifyInstance, deps: IngestionRouteDeps): Promise<void> {
   const { ingestion, authorize } = deps;
   app.decorateRequest('admission', null);
@@ -201,7 +201,7 @@ function batchErrorsRoute(
         return sendErrorsCsv(reply, errorReports, tenantId, request.params.batch_id);
       }
       if (request.validationError) {
-        // An id that names none of the caller's batches is 404 whatever the query (CONTRACT §2:
+        // An id that names none of the caller's batches is 404 whatever the query (docs/reference.md §2:
         // never 400), so a bad query cannot tell another tenant's id from an unknown one.
         await ingestion.getStatus(tenantId, request.params.batch_id);
         throw request.validationError;
@@ -213,7 +213,7 @@ function batchErrorsRoute(
 }
 
 /**
- * A malformed `Idempotency-Key` is named as sent on the wire (CONTRACT §10.2): the only header this
+ * A malformed `Idempotency-Key` is named as sent on the wire (docs/reference.md §10.2): the only header this
  * route validates, so any header error is about it.
  */
 const idempotencyKeyErrors = (): FieldError[] => [

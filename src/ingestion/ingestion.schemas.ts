@@ -10,7 +10,7 @@ export const MAX_ITEMS_PER_BATCH = 1000;
 
 /**
  * What `POST /products/ingestions` validates: the envelope only. Items of any JSON type are
- * accepted here and judged one by one by the worker (partial acceptance, CONTRACT §4).
+ * accepted here and judged one by one by the worker (partial acceptance, docs/reference.md §4).
  */
 export const IngestionEnvelope = Type.Object(
   { items: Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_ITEMS_PER_BATCH }) },
@@ -46,7 +46,7 @@ export const LocationHeader = {
 
 const Timestamp = Type.String({ format: 'date-time' });
 
-/** Longest batch label, in Unicode code points (CONTRACT §11.1). */
+/** Longest batch label, in Unicode code points (docs/reference.md §11.1). */
 export const MAX_LABEL_LENGTH = 200;
 
 /**
@@ -62,7 +62,7 @@ export const BatchLabel = (description: string) =>
     description,
   });
 
-/** A batch's status record (spec; CONTRACT §6: all nine fields, always present; §11.1 `label` when set). */
+/** A batch's status record (spec; docs/reference.md §6: all nine fields, always present; §11.1 `label` when set). */
 export const BatchStatusRecord = Type.Object(
   {
     batch_id: Type.String(),
@@ -99,7 +99,7 @@ export const BatchListQuery = PageQuery(100, 20, {
 });
 
 /**
- * The submission's query: an optional `label` (CONTRACT §11.1). Other parameters are ignored, as
+ * The submission's query: an optional `label` (docs/reference.md §11.1). Other parameters are ignored, as
  * they were before labels existed, so no client that sends one is refused now.
  */
 export const SubmissionQuery = Type.Object({
@@ -113,7 +113,7 @@ export const SubmissionQuery = Type.Object({
 /** Longest `Idempotency-Key`. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-/** The submission's optional `Idempotency-Key` (CONTRACT §10.2): 1–255 visible ASCII characters. */
+/** The submission's optional `Idempotency-Key` (docs/reference.md §10.2): 1–255 visible ASCII characters. */
 export const IdempotencyKeyHeaders = Type.Object({
   'Idempotency-Key': Type.Optional(
     Type.String({

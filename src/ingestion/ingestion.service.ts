@@ -36,9 +36,9 @@ export interface IngestionService {
    * Stores the batch and all its items and enqueues it, in one transaction, so that once this
    * resolves the batch is durable and will be processed. `body` is the request's JSON, as sent.
    * Throws 429, storing nothing, when the batch would take the backlog past `admission`'s limit.
-   * With an `idempotencyKey` (CONTRACT §10.2) the key is taken in the same transaction; a key the
+   * With an `idempotencyKey` (docs/reference.md §10.2) the key is taken in the same transaction; a key the
    * tenant used in the last 24 hours answers the first answer again (`replayed`, nothing stored)
-   * when the body's bytes are the same, and throws 422 when they are not. The `label` (CONTRACT
+   * when the body's bytes are the same, and throws 422 when they are not. The `label` (docs/reference.md
    * §11.1) is not part of the body: a replay keeps the first request's.
    */
   submit(

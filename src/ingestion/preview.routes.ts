@@ -9,7 +9,7 @@ import { IngestionEnvelope, IngestionRequest } from './ingestion.schemas.ts';
 import { PreviewResponse } from './preview.schemas.ts';
 import type { PreviewService } from './preview.service.ts';
 
-/** `POST /products/ingestions/preview` (CONTRACT §10.3): a submission's body, judged and diffed, nothing stored. */
+/** `POST /products/ingestions/preview` (docs/reference.md §10.3): a submission's body, judged and diffed, nothing stored. */
 export async function previewRoutes(
   app: FastifyInstance,
   {
@@ -21,7 +21,7 @@ export async function previewRoutes(
   app.post(
     '/products/ingestions/preview',
     {
-      // The body, its limits and its 400s are the submission's (§4): the same envelope, read the same way.
+      // The body, its limits and its 400s are the submission's (docs/reference.md §4): the same envelope, read the same way.
       bodyLimit: maxBodyBytes,
       config: { openapiBody: IngestionRequest, bodyOutline: true },
       schemaErrorFormatter: (errors) => new ValidationError(envelopeErrorsFromAjv(errors)),

@@ -4,11 +4,11 @@ import { SkuWarningSchema } from '../catalog/sku-lookalikes.ts';
 import { FieldErrorSchema } from '../validation/item-errors.ts';
 import { StringEnum } from '../validation/string-enum.ts';
 
-/** What a preview says an item would do (CONTRACT §10.3). */
+/** What a preview says an item would do (docs/reference.md §10.3). */
 export const PREVIEW_ACTIONS = ['create', 'update', 'unchanged', 'invalid'] as const;
 export type PreviewAction = (typeof PREVIEW_ACTIONS)[number];
 
-/** One item of a preview (CONTRACT §10.3, with §11.2's values). */
+/** One item of a preview (docs/reference.md §10.3, with §11.2's values). */
 export const PreviewEntrySchema = Type.Object(
   {
     index: Type.Integer({ description: 'Index of the item within the body' }),

@@ -102,7 +102,7 @@ function categoryOf(address: string, family: 'ipv4' | 'ipv6'): BlockedCategory |
 }
 
 /**
- * Classifies an IP address for an outgoing connection (CONTRACT §8, §10.1): `undefined` when a public host may be
+ * Classifies an IP address for an outgoing connection (docs/reference.md §8, §10.1): `undefined` when a public host may be
  * contacted, else the category that forbids it. `allowPrivateHosts` opens loopback, private,
  * link-local and CGNAT ranges, never cloud metadata, multicast, unspecified or reserved addresses.
  */

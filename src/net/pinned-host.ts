@@ -8,7 +8,7 @@ import type { BlockedCategory } from './address-policy.ts';
  * Outgoing connections that reach only addresses the policy allows: a host is resolved and every
  * answer checked before connecting, and the connection is made to a checked address itself (a
  * pinned `lookup`), so a DNS answer cannot change between check and connect. Shared by the
- * analyzer's image fetches (CONTRACT §8) and webhook deliveries (§10.1).
+ * analyzer's image fetches (docs/reference.md §8) and webhook deliveries (§10.1).
  */
 
 /** Resolves a host name to its addresses (a seam for tests; defaults to the system resolver). */

@@ -20,7 +20,7 @@ export interface Metrics {
   itemsSettled: Counter<'outcome'>;
   batchesFinished: Counter<'status'>;
   batchSeconds: Histogram;
-  /** Deletes from the catalog (CONTRACT §10.5), by what was deleted: `product` or `variant`. */
+  /** Deletes from the catalog (docs/reference.md §10.5), by what was deleted: `product` or `variant`. */
   catalogDeletes: Counter<'target'>;
   /** Webhook delivery attempts by outcome: `delivered`, `retry` (another attempt is scheduled), `failed`. */
   webhookDeliveries: Counter<'outcome'>;

@@ -12,7 +12,7 @@ import type { Database, Queryable } from '../db/database.ts';
 export const INGEST_QUEUE = 'ingest-batch';
 
 /**
- * The queue of webhook delivery attempts (CONTRACT §10.1). A job only says "this delivery may be
+ * The queue of webhook delivery attempts (docs/reference.md §10.1). A job only says "this delivery may be
  * due": the delivery's row is the truth (the outbox), and the dispatcher's sweep sends a job again
  * for any due delivery nobody attempts, so jobs need no retries of their own. Deduplicated per
  * delivery while queued, so the sweep can send without asking what is already waiting.

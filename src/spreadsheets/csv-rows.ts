@@ -25,7 +25,7 @@ const QUOTE = 0x22;
 
 /**
  * The cells of a CSV record: an empty field unquoted is an empty cell (null, the field absent), `""`
- * is the empty string (CONTRACT §11.5); a formula guard written by the export is undone (`'=x` → `=x`).
+ * is the empty string (docs/reference.md §11.5); a formula guard written by the export is undone (`'=x` → `=x`).
  *
  * Which empty fields were quoted is read from the record's raw text (csv-parse's `raw` option) rather
  * than from a `cast` hook: csv-parse builds an info object for every field it casts, which made

@@ -3,7 +3,7 @@ import { NUMERIC_COLUMNS } from './sheet-layout.ts';
 /**
  * One cell as a reader hands it over: text, a number (an XLSX numeric cell), or null for an empty
  * cell, which means the field is absent. An empty string is a cell written `""` in CSV or an empty
- * text cell in XLSX (CONTRACT §11.5).
+ * text cell in XLSX (docs/reference.md §11.5).
  */
 export type SheetCell = string | number | null;
 
@@ -14,7 +14,7 @@ export type SheetCell = string | number | null;
  */
 const FORMULA_STARTS = new Set(['=', '+', '-', '@', '\t', '\r', "'"]);
 
-/** A CSV export's text cell with one `'` before it when it could run as a formula (CONTRACT §11.5). */
+/** A CSV export's text cell with one `'` before it when it could run as a formula (docs/reference.md §11.5). */
 export function guardFormula(text: string): string {
   return FORMULA_STARTS.has(text.charAt(0)) ? `'${text}` : text;
 }

@@ -3,7 +3,7 @@ import { SheetItemReader, type SheetItem } from './sheet-items.ts';
 import { SheetLayoutError } from './sheet-layout.ts';
 
 /**
- * The items of a spreadsheet's rows (CONTRACT §11.5), in file order, one product at a time; throws
+ * The items of a spreadsheet's rows (docs/reference.md §11.5), in file order, one product at a time; throws
  * `SheetLayoutError` at the first layout defect (before the items after it, not before those ahead
  * of it: `checkSheet` is the pass that refuses a file before anything is sent). With `layoutOnly`,
  * it checks the layout and yields nothing (`SheetItemReader`).

@@ -17,7 +17,7 @@ export interface CellPlace {
   column: string | null;
 }
 
-/** An item error found in the file's cells; the item is not sent. The service's codes (CONTRACT §5). */
+/** An item error found in the file's cells; the item is not sent. The service's codes (docs/reference.md §5). */
 export interface CellError {
   field: string;
   code: string;
@@ -64,12 +64,12 @@ const sameCell = (a: SheetCell, b: SheetCell) =>
   a === b || (a !== null && b !== null && String(a) === String(b));
 
 /**
- * Turns the rows of a spreadsheet in the layout of CONTRACT §11.5 into ingest items, a product at a
+ * Turns the rows of a spreadsheet in the layout of docs/reference.md §11.5 into ingest items, a product at a
  * time: its rows are consecutive, so an item is complete when the next product's first row comes.
  * It holds one product's rows and the external_ids seen so far (to tell a product whose rows are not
  * consecutive), so a file of any length is read with memory that grows only with its product count.
  * Knows nothing of the file's format: a CSV or XLSX reader hands it rows of cells, in the browser as
- * in Node. The layout defects of §11.5 throw `SheetLayoutError`; every other defect is an item error.
+ * in Node. The layout defects of docs/reference.md §11.5 throw `SheetLayoutError`; every other defect is an item error.
  */
 export class SheetItemReader {
   readonly #columns: ColumnIndex;
@@ -198,7 +198,7 @@ export class SheetItemReader {
 function itemsOf(group: ProductGroup): SheetItem[] {
   const items = [itemOf(group, group.variants)];
   for (const { variant, base } of group.parts) {
-    // A row continuing a variant (more than 10 images, CONTRACT §11.4) leaves the variant's other cells
+    // A row continuing a variant (more than 10 images, docs/reference.md §11.4) leaves the variant's other cells
     // empty: they come from the variant's first row, and any it does fill take their place.
     items.push(itemOf(group, [{ ...variant, fields: { ...base.fields, ...variant.fields } }]));
   }
@@ -255,7 +255,7 @@ function locate(field: string, productRow: number, variants: readonly VariantRow
   return { row, column: imageColumn(n, imagePart === 'angle' ? 'angle' : 'url') };
 }
 
-/** An error of an item with the row and column its field points at (CONTRACT §11.5). */
+/** An error of an item with the row and column its field points at (docs/reference.md §11.5). */
 export type PlacedError<E extends { field: string }> = E & { row: number; column: string | null };
 
 /** `errors` of a spreadsheet's item, each with the row and column of its `field`. */

@@ -3,7 +3,7 @@ import { MAX_IMAGES_PER_VARIANT } from '../catalog/catalog-limits.ts';
 /** The XLSX media type, as the export sends it and a browser names a dropped file. */
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
-/** The product columns of the spreadsheet layout (CONTRACT §11.5), each the product field of its name. */
+/** The product columns of the spreadsheet layout (docs/reference.md §11.5), each the product field of its name. */
 export const PRODUCT_COLUMNS = ['external_id', 'name', 'description', 'style', 'type', 'sub_type'] as const;
 
 /** The variant columns; `variant_name` holds the variant's `name`, the others the field of their name. */
@@ -51,7 +51,7 @@ export const NUMERIC_COLUMNS: ReadonlySet<string> = new Set([
 const KNOWN_COLUMNS: ReadonlySet<string> = new Set(SHEET_COLUMNS);
 
 /**
- * A defect that refuses the whole file before anything is sent (CONTRACT §11.5): where it is, the
+ * A defect that refuses the whole file before anything is sent (docs/reference.md §11.5): where it is, the
  * header being row 1, and the column it concerns.
  */
 export class SheetLayoutError extends Error {

@@ -1,6 +1,6 @@
 /**
  * Which values of an enumeration a client most likely meant. Values stay exact and case-sensitive
- * (CONTRACT §5): this only words the error (CONTRACT §11.8).
+ * (docs/reference.md §5): this only words the error (docs/reference.md §11.8).
  */
 
 /**

@@ -48,7 +48,7 @@ function typeText(type: unknown): string {
   return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' or ');
 }
 
-/** Enumerations up to this size are listed whole in an error; larger ones are named (CONTRACT §11.8). */
+/** Enumerations up to this size are listed whole in an error; larger ones are named (docs/reference.md §11.8). */
 export const LISTED_ENUM_MAX = 12;
 
 /**
@@ -211,7 +211,7 @@ export function fieldErrorsFromAjv(errors: readonly AjvLikeError[]): FieldError[
 }
 
 /**
- * The errors of a submission's envelope (CONTRACT §4), whose `field` is `items` or the unknown
+ * The errors of a submission's envelope (docs/reference.md §4), whose `field` is `items` or the unknown
  * property's name: a body that is not an object is an error on `items`, which it cannot hold.
  */
 export function envelopeErrorsFromAjv(errors: readonly AjvLikeError[]): FieldError[] {

@@ -2,13 +2,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from './string-enum.ts';
 
 /**
- * The vocabulary of item errors (CONTRACT §5): the codes, the record of a failed item, the keys it
+ * The vocabulary of item errors (docs/reference.md §5): the codes, the record of a failed item, the keys it
  * is listed under and the messages the service writes itself. Schema violations are worded from
  * Ajv's errors in `field-errors.ts`, in the same codes.
  */
 
 /**
- * The closed set of error codes (CONTRACT §5). Item errors use them all; problem `errors[]` of the
+ * The closed set of error codes (docs/reference.md §5). Item errors use them all; problem `errors[]` of the
  * envelope and of query parameters use the same words for the same defects.
  */
 export const FIELD_ERROR_CODES = [
@@ -41,7 +41,7 @@ export const FieldErrorSchema = Type.Object(
 /** One defect of a field or query parameter, as problem `errors[]` and item errors report it. */
 export type FieldError = Static<typeof FieldErrorSchema>;
 
-/** One failed item on the errors page, with all its errors (CONTRACT §7); stored as it is listed. */
+/** One failed item on the errors page, with all its errors (docs/reference.md §7); stored as it is listed. */
 export const ItemErrorRecord = Type.Object(
   {
     index: Type.Integer({ description: 'Index of the item within the batch' }),

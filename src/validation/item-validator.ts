@@ -4,7 +4,7 @@ import { FullProductIngest } from '../catalog/product-schema.ts';
 import { fieldErrorsFromAjv } from './field-errors.ts';
 import { addUrlFormats } from './uri-format.ts';
 
-/** Most errors reported for one item; the rest are dropped (CONTRACT §5). */
+/** Most errors reported for one item; the rest are dropped (docs/reference.md §5). */
 export const MAX_ERRORS_PER_ITEM = 50;
 
 /** The Ajv instance the worker validates items with: every error, no coercion, no defaults. */

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
  * Ajv check) typed as the union of the values. The ingestion, error and webhook schemas write their
  * closed sets so; the analyzer's and health answers keep unions of literals, which their OpenAPI
  * document shows as `anyOf`. `title` names the enumeration (`FurnitureColor`): an error for a value
- * outside a long one names it (CONTRACT §11.8); `description` says what the field means.
+ * outside a long one names it (docs/reference.md §11.8); `description` says what the field means.
  */
 export function StringEnum<const T extends readonly string[]>(
   values: T,

@@ -29,7 +29,7 @@ const URI_ESCAPED = uriGrammar('|%[0-9A-Fa-f]{2}');
 const WEB_SCHEME = /^https?:/i;
 
 /**
- * Format `uri` as CONTRACT §5 uses it: an absolute URI (RFC 3986), and a web URL (http, https) with
+ * Format `uri` as docs/reference.md §5 uses it: an absolute URI (RFC 3986), and a web URL (http, https) with
  * a host. White space, `<>"{}|\^\``, a `%` not followed by two hex digits, a second `#` or any
  * non-ASCII character make a value none (an IRI's characters must be percent-encoded, and a host
  * name in Unicode given in its `xn--` form); an IPv6 literal must be an address. A valid URI of

@@ -16,7 +16,7 @@ import { ATTEMPT_TIMEOUT_MS, type SendWebhook } from './delivery-sender.ts';
 import { signatureHeader } from './webhook-signature.ts';
 
 /**
- * Sending webhook deliveries (CONTRACT §10.1), in the worker role and never inside a batch's
+ * Sending webhook deliveries (docs/reference.md §10.1), in the worker role and never inside a batch's
  * processing. The statement that ends a batch records its deliveries (the outbox); this part finds
  * them and sends them:
  * - a sweep, every second, sends a queue job (pg-boss) for each pending delivery that is due and
@@ -33,7 +33,7 @@ import { signatureHeader } from './webhook-signature.ts';
 const SWEEP_INTERVAL_MS = 1_000;
 /** Deliveries the sweep sends per run at most; the rest wait for the next. */
 const SWEEP_LIMIT = 200;
-/** The answer that disables an endpoint (CONTRACT §10.1). */
+/** The answer that disables an endpoint (docs/reference.md §10.1). */
 const GONE = 410;
 /** Why a delivery is not sent, or not retried, once another delivery of its endpoint heard 410. */
 const DISABLED_BY_GONE = 'the endpoint answered HTTP 410 Gone to another delivery and was disabled';

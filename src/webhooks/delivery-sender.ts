@@ -22,7 +22,7 @@ export type AttemptAnswer = { statusCode: number } | { statusCode: null; error: 
 /** Sends one webhook request; never throws. */
 export type SendWebhook = (message: WebhookRequest) => Promise<AttemptAnswer>;
 
-/** A 2xx answer within this time delivers (CONTRACT §10.1); the whole attempt, DNS included. */
+/** A 2xx answer within this time delivers (docs/reference.md §10.1); the whole attempt, DNS included. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** The most of an answer's body that is read: only its status counts, the rest is drained no further. */
 export const MAX_ANSWER_BYTES = 64 * 1024;

@@ -1,6 +1,6 @@
 import { BATCH_STATUS, type BatchStatus } from '../ingestion/batch-status.ts';
 
-/** The events an endpoint may subscribe to (CONTRACT §10.1): one per terminal batch status. */
+/** The events an endpoint may subscribe to (docs/reference.md §10.1): one per terminal batch status. */
 export const WEBHOOK_EVENTS = [
   `batch.${BATCH_STATUS.completed}`,
   `batch.${BATCH_STATUS.completedWithErrors}`,
@@ -31,5 +31,5 @@ export const DELIVERY_STATUS = Object.fromEntries(DELIVERY_STATUSES.map((status)
   readonly [S in DeliveryStatus]: S;
 };
 
-/** Most endpoints one tenant may have (CONTRACT §10.1). */
+/** Most endpoints one tenant may have (docs/reference.md §10.1). */
 export const MAX_ENDPOINTS_PER_TENANT = 10;

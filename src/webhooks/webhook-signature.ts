@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Standard Webhooks signing (CONTRACT §10.1): a secret is `whsec_` + base64 of 32 random bytes, and
+ * Standard Webhooks signing (docs/reference.md §10.1): a secret is `whsec_` + base64 of 32 random bytes, and
  * a signature is `v1,` + base64(HMAC-SHA256(key, `<webhook-id>.<webhook-timestamp>.<body>`)) where
  * the key is the secret's base64 part, decoded.
  */

@@ -25,7 +25,7 @@ const EndpointLocation = {
   }),
 };
 
-/** Webhook endpoints and their delivery logs (CONTRACT §10.1), scope `webhooks:manage`. Thin: parse, call, reply. */
+/** Webhook endpoints and their delivery logs (docs/reference.md §10.1), scope `webhooks:manage`. Thin: parse, call, reply. */
 export async function webhookRoutes(
   app: FastifyInstance,
   { webhooks, authorize }: { webhooks: WebhookService; authorize: Authorize },

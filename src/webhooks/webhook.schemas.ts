@@ -14,7 +14,7 @@ const Events = Type.Array(Event, {
   description: 'The events this endpoint receives',
 });
 
-/** `POST /webhook-endpoints` (CONTRACT §10.1); unknown properties are refused. */
+/** `POST /webhook-endpoints` (docs/reference.md §10.1); unknown properties are refused. */
 export const EndpointCreateBody = Type.Object(
   {
     url: Type.String({

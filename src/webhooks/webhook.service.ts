@@ -17,7 +17,7 @@ import type { DeliveryRecord, EndpointRecord } from './webhook.schemas.ts';
 import { MAX_ENDPOINTS_PER_TENANT, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-events.ts';
 import { newSecret } from './webhook-signature.ts';
 
-/** How long a rotated-out secret still signs deliveries (CONTRACT §10.1). */
+/** How long a rotated-out secret still signs deliveries (docs/reference.md §10.1). */
 export const SECRET_OVERLAP_SECONDS = 24 * 60 * 60;
 
 /** Managing a tenant's webhook endpoints and reading their delivery logs; knows nothing of HTTP. */

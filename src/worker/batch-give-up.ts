@@ -12,7 +12,7 @@ import { internalError, type ItemFailure } from '../validation/item-errors.ts';
 import { recordDeliveriesSql } from '../webhooks/delivery.repository.ts';
 
 /**
- * Ends a batch that could not be processed (CONTRACT §5): its unsettled items fail as
+ * Ends a batch that could not be processed (docs/reference.md §5): its unsettled items fail as
  * `internal_error` and it becomes `failed`, whatever it wrote before. Where the unsettled items
  * start is read under the row's lock, so a chunk or a validation that commits meanwhile is never
  * counted twice. Returns what it did, or null when the batch had already ended.

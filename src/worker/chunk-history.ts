@@ -6,7 +6,7 @@ import type { NewHistoryEntry } from '../catalog/history.repository.ts';
 import type { ChunkItems } from './batch-items.ts';
 
 /**
- * The product history of a chunk (CONTRACT §11.3), made in the transaction that writes the chunk,
+ * The product history of a chunk (docs/reference.md §11.3), made in the transaction that writes the chunk,
  * in two steps so that the work of this process and the server's overlap (chunk-writer.ts): the
  * stored rows the chunk will change are read first (`readChunkBase`), then, while the server runs
  * the products upsert, the items are applied to them one by one with the merge that made the

@@ -14,7 +14,7 @@ import {
   tenantWithData,
 } from '../helpers/auth-fixtures.ts';
 
-/** 403 for a missing tenant or scope (CONTRACT §3), and the claims a deployment may configure. */
+/** 403 for a missing tenant or scope (docs/reference.md §3), and the claims a deployment may configure. */
 
 const ISSUER = 'https://issuer.test/';
 const AUDIENCE = 'catalog-api';

@@ -18,7 +18,7 @@ import {
   unsigned,
 } from '../helpers/auth-fixtures.ts';
 
-/** 401 on every protected endpoint (CONTRACT §3): missing or unusable credentials, the scheme, exp. */
+/** 401 on every protected endpoint (docs/reference.md §3): missing or unusable credentials, the scheme, exp. */
 
 let svc: TestService;
 /** Signs the RS256 tokens that a service with only a shared secret must refuse. */
@@ -186,7 +186,7 @@ void describe('the scheme is case-insensitive', () => {
 });
 
 void describe('a token without exp', () => {
-  void test('is accepted by default: CONTRACT §3 does not list a missing exp among the 401s', async () => {
+  void test('is accepted by default: docs/reference.md §3 does not list a missing exp among the 401s', async () => {
     const key = new TextEncoder().encode(svc.secret);
     const token = await sign(key, { tenant_id: svc.tenant(), scope: ALL_SCOPES, exp: undefined });
     assert.equal(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp, undefined);

@@ -10,7 +10,7 @@ import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
 import { statementWaitsForLock } from '../helpers/lock-waits.ts';
 import { deleteVariant, lockProduct } from '../../src/catalog/catalog-delete.repository.ts';
 
-/** Deleting products and variants (CONTRACT §10.5), through the real API and worker. */
+/** Deleting products and variants (docs/reference.md §10.5), through the real API and worker. */
 
 type Item = Record<string, unknown>;
 

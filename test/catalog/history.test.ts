@@ -5,7 +5,7 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { assertProblem, ISO_MS, storedProduct } from '../helpers/assertions.ts';
 import { startSecondWorker } from '../helpers/second-worker.ts';
 
-/** Product history (CONTRACT §11.3), through the real API and worker. */
+/** Product history (docs/reference.md §11.3), through the real API and worker. */
 
 type Item = Record<string, unknown>;
 interface Entry {

@@ -4,7 +4,7 @@ import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { assertProblem, ingest } from '../helpers/assertions.ts';
 
-/** `GET /products?q=…&filters` (CONTRACT §11.7): word matching, ranking, filters, total, pages. */
+/** `GET /products?q=…&filters` (docs/reference.md §11.7): word matching, ranking, filters, total, pages. */
 
 const svc = testServiceForFile();
 
@@ -153,7 +153,7 @@ void test('filters alone and with q: type, style, sub_type, and one variant sati
   assert.deepEqual(await found(token, { min_price: '300', max_price: '100' }), []);
 });
 
-void test('a color filter of Gray or Grey finds variants of either spelling, each stored as sent (CONTRACT §12.2)', async () => {
+void test('a color filter of Gray or Grey finds variants of either spelling, each stored as sent (docs/reference.md §12.2)', async () => {
   const token = await svc.token(svc.tenant('search-grey'));
   await store(token, [
     item('g-gray', 'Gray sofa', [{ sku: 'g1', color: 'Gray', price: 100 }]),

@@ -1,5 +1,5 @@
 /**
- * A product's `updated_at` (CONTRACT §12.2): it moves only when an applied item changed what is
+ * A product's `updated_at` (docs/reference.md §12.2): it moves only when an applied item changed what is
  * stored, or a variant was deleted, exactly when the history records a change; an item that changes
  * nothing leaves it, and is still counted as upserted.
  */

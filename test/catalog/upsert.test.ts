@@ -17,7 +17,7 @@ import {
   type StatusRecord,
 } from '../helpers/assertions.ts';
 
-/** CONTRACT §5 upsert rules and §9 catalog reads, through the API and the real worker. */
+/** docs/reference.md §5 upsert rules and §9 catalog reads, through the API and the real worker. */
 
 let svc: TestService;
 before(async () => {

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { ingest, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 
-/** `npm run ingest -- --dry-run` (CONTRACT §10.3); runs and their Idempotency-Keys are in ingest-runs.test.ts. */
+/** `npm run ingest -- --dry-run` (docs/reference.md §10.3); runs and their Idempotency-Keys are in ingest-runs.test.ts. */
 
 let service: CliService;
 before(async () => {
@@ -91,7 +91,7 @@ describe('--dry-run', () => {
         { position: 4, external_id: null, action: 'invalid', changes: [] },
       ],
     );
-    // The values of the change, as data and as a person reads them (CONTRACT §11.2).
+    // The values of the change, as data and as a person reads them (docs/reference.md §11.2).
     assert.deepEqual(lines[1]!.diff, [{ path: 'name', op: 'change', from: renamed.name, to: 'New name' }]);
     assert.deepEqual(lines[1]!.shown, [`name: ${JSON.stringify(renamed.name)} → "New name"`]);
     assert.deepEqual(

@@ -7,7 +7,7 @@ import { product } from '../helpers/catalog-fixtures.ts';
 import { ingest, readErrorLines, spawnCli, startCliService, type CliService } from '../helpers/ingest-cli.ts';
 import type { RunRecord } from '../../src/cli/run-state.ts';
 
-/** `npm run ingest` runs (CONTRACT §11.6): run ids, the state file, --resume, replays, labels (§11.1). */
+/** `npm run ingest` runs (docs/reference.md §11.6): run ids, the state file, --resume, replays, labels (§11.1). */
 
 let service: CliService;
 before(async () => {

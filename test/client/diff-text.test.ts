@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffText } from '../../src/client/diff-text.ts';
 
-/** The one text of a diff element the dry-run file and the dashboard show (CONTRACT §11.2). */
+/** The one text of a diff element the dry-run file and the dashboard show (docs/reference.md §11.2). */
 
 void test('a change reads from → to in JSON, an add reads added (a created product as product), a remove names its sku', () => {
   assert.equal(

@@ -10,7 +10,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { DELIVERY_QUEUE, INGEST_QUEUE } from '../../src/queue/job-queue.ts';
 
 /**
- * `npm run migrate` alone (CONTRACT §1: migrations "can be run alone") leaves a database the
+ * `npm run migrate` alone (docs/reference.md §1: migrations "can be run alone") leaves a database the
  * service can use without changing its schema: its own tables and the job queue's.
  */
 

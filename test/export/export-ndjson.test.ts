@@ -5,7 +5,7 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { allProducts, assertProblem, ingest } from '../helpers/assertions.ts';
 import { EXPORT_PATH, linesOf, requestExport } from './export-helpers.ts';
 
-/** `GET /products/export` as NDJSON (CONTRACT §11.4): negotiation, shape, prefix, order, tenants. */
+/** `GET /products/export` as NDJSON (docs/reference.md §11.4): negotiation, shape, prefix, order, tenants. */
 
 const svc = testServiceForFile();
 

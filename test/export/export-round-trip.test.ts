@@ -5,7 +5,7 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { ingest, storedProduct, withoutTimestamps } from '../helpers/assertions.ts';
 import { catalogOf, importItems, linesOf, requestExport } from './export-helpers.ts';
 
-/** CONTRACT §11.4: an export ingested into an empty tenant gives the same catalog, timestamps aside. */
+/** docs/reference.md §11.4: an export ingested into an empty tenant gives the same catalog, timestamps aside. */
 
 const svc = testServiceForFile();
 

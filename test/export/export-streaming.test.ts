@@ -8,7 +8,7 @@ import { product } from '../helpers/catalog-fixtures.ts';
 import { importItems } from './export-helpers.ts';
 
 /**
- * The export streams (CONTRACT §11.4): over a real socket, a client that stops reading stops the
+ * The export streams (docs/reference.md §11.4): over a real socket, a client that stops reading stops the
  * service's page reads, and one that reads on gets every product.
  */
 

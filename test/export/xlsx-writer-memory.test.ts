@@ -9,7 +9,7 @@ import { generateBatch } from '../../bench/catalog-generator.ts';
 
 /**
  * The XLSX writer holds a page's sheet XML and its compressed bytes, however many pages come
- * (CONTRACT §11.4: memory flat): it compresses a page before it takes the next, and hands the bytes
+ * (docs/reference.md §11.4: memory flat): it compresses a page before it takes the next, and hands the bytes
  * on before that; the shared-strings table waits in a temporary file (src/export/xlsx-writer.ts).
  */
 void test('an XLSX export of 20,000 products holds its buffers flat while the file is read', async () => {

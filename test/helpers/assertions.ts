@@ -5,7 +5,7 @@ import type { TestService } from './test-service.ts';
 /** What the tests assert about answers and stored state, and the API walks they assert on. */
 
 /**
- * The problem types of CONTRACT §2, §10 and §11, with the status and title each one answers with. Written
+ * The problem types of docs/reference.md §2, §10 and §11, with the status and title each one answers with. Written
  * out here rather than imported from `src/errors/app-errors.ts` on purpose: the tests hold the
  * contract's table, so a changed title or status in the service fails them.
  */
@@ -52,7 +52,7 @@ export function sortedFieldCodes(list: FieldCode[]): FieldCode[] {
   return [...list].sort((a, b) => `${a.field}\u0000${a.code}`.localeCompare(`${b.field}\u0000${b.code}`));
 }
 
-/** Asserts the response carries an `X-Request-Id` (CONTRACT §2) and returns it. */
+/** Asserts the response carries an `X-Request-Id` (docs/reference.md §2) and returns it. */
 export function requestIdOf(res: LightMyRequestResponse): string {
   const id = res.headers['x-request-id'];
   assert.equal(typeof id, 'string', 'every response carries X-Request-Id');
@@ -64,7 +64,7 @@ export function requestIdOf(res: LightMyRequestResponse): string {
 const LEAKS = [/\n\s+at\s/, /\bat .+:\d+:\d+/, /node_modules/, /\.ts:\d+/, /\bSELECT\b|\bINSERT\b/];
 
 /**
- * Asserts a problem+json response to the letter (CONTRACT §2): status, content type, exactly the
+ * Asserts a problem+json response to the letter (docs/reference.md §2): status, content type, exactly the
  * properties type/title/status/detail/instance (+ errors only when expected), the absolute type URI,
  * and, when `errors` is given, exactly those `{field, code}` pairs in that order. Returns the body.
  */
@@ -114,7 +114,7 @@ export async function assertNothingStored(svc: TestService, token: string): Prom
 /** ISO 8601, UTC, milliseconds: the only timestamp format the API shows. */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** The nine fields of the spec's batch status record (CONTRACT §6: all of them, always), in the spec's order. */
+/** The nine fields of the spec's batch status record (docs/reference.md §6: all of them, always), in the spec's order. */
 export const STATUS_FIELDS = [
   'batch_id',
   'status',
@@ -127,7 +127,7 @@ export const STATUS_FIELDS = [
   'updated_at',
 ] as const;
 
-/** The batch states in the only order they can happen (CONTRACT §5). */
+/** The batch states in the only order they can happen (docs/reference.md §5). */
 export const STATUS_ORDER: Record<string, number> = {
   accepted: 0,
   validating: 1,
@@ -310,7 +310,7 @@ export async function allProducts(
 }
 
 /**
- * Asserts the invariants of CONTRACT §5/§6 on one status record: the nine fields, ISO ms UTC
+ * Asserts the invariants of docs/reference.md §5/§6 on one status record: the nine fields, ISO ms UTC
  * timestamps, and counters that never exceed what was received; at a terminal state, the equalities.
  */
 export function assertRecordInvariants(record: StatusRecord, receivedCount: number): void {
@@ -332,7 +332,7 @@ export function assertRecordInvariants(record: StatusRecord, receivedCount: numb
   if (TERMINAL.has(record.status)) {
     assert.equal(ok + bad, receivedCount, `terminal but not all validated: ${where}`);
     assert.equal(upserted + failed, receivedCount, `terminal but not all settled: ${where}`);
-    // `failed` also names a batch given up after retries, whatever it upserted before (CONTRACT §5).
+    // `failed` also names a batch given up after retries, whatever it upserted before (docs/reference.md §5).
     const allowed =
       failed === 0 ? ['completed'] : upserted === 0 ? ['failed'] : ['completed_with_errors', 'failed'];
     assert.ok(allowed.includes(record.status), `terminal status does not match counters: ${where}`);
@@ -340,7 +340,7 @@ export function assertRecordInvariants(record: StatusRecord, receivedCount: numb
 }
 
 /**
- * Asserts that `next` may follow `previous` (CONTRACT §5/§6): states only move forward, counters
+ * Asserts that `next` may follow `previous` (docs/reference.md §5/§6): states only move forward, counters
  * never decrease, created_at is constant, updated_at never goes back and moves whenever the
  * state or a counter did.
  */

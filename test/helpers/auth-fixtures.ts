@@ -8,7 +8,7 @@ import type { TestService } from './test-service.ts';
 import { product } from './catalog-fixtures.ts';
 import { assertProblem, ingestAndRead } from './assertions.ts';
 
-/** Shared pieces of the bearer-authentication tests (CONTRACT §3): endpoints, tokens, keys, assertions. */
+/** Shared pieces of the bearer-authentication tests (docs/reference.md §3): endpoints, tokens, keys, assertions. */
 
 /** What one endpoint needs: its scope, how to call it, and its success status. */
 export interface Endpoint {

@@ -1,5 +1,5 @@
 /**
- * A real OpenID provider for the dashboard's sign-in tests (CONTRACT §11.9): the `oidc-provider`
+ * A real OpenID provider for the dashboard's sign-in tests (docs/reference.md §11.9): the `oidc-provider`
  * package on a loopback port, with its development login and consent pages. It issues JWT access
  * tokens for the API's audience carrying the tenant claim, and refresh tokens to the dashboard (as
  * Keycloak does without `offline_access`); its JWKS is what the API verifies them with.

@@ -16,7 +16,7 @@ export interface ReceivedWebhook {
  */
 export type Answer = number | 'hang' | Promise<number>;
 
-/** A real HTTP server on loopback that records the webhooks it receives (CONTRACT §10.1 tests). */
+/** A real HTTP server on loopback that records the webhooks it receives (docs/reference.md §10.1 tests). */
 export interface WebhookReceiver {
   url: string;
   received: ReceivedWebhook[];

@@ -1,4 +1,4 @@
-/** Requests Node's HTTP parser rejects still answer problem+json with an X-Request-Id (CONTRACT §2). */
+/** Requests Node's HTTP parser rejects still answer problem+json with an X-Request-Id (docs/reference.md §2). */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';

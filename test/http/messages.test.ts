@@ -1,4 +1,4 @@
-/** Messages a person can act on (CONTRACT §11.8): enumerations, 413, malformed JSON, 405. */
+/** Messages a person can act on (docs/reference.md §11.8): enumerations, 413, malformed JSON, 405. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -162,7 +162,7 @@ describe('a value outside an enumeration', () => {
   });
 });
 
-describe('an enumeration error names the value sent (CONTRACT §12.2)', () => {
+describe('an enumeration error names the value sent (docs/reference.md §12.2)', () => {
   void test('in a spreadsheet cell, read by the converter the CLI and the dashboard share', async () => {
     const token = await svc.token(svc.tenant('enum-sheet'));
     const header =

@@ -253,8 +253,8 @@ void test('a submission documents Location and RateLimit-* on its 202, and Retry
 
 void test('every 401 documents WWW-Authenticate', () => {
   const unauthorized = allResponses().filter(([key]) => key.endsWith(' 401'));
-  // The six operations of §4–§9, those of §10 (preview, error summary, two deletes, seven webhook
-  // operations), the export of §11.4 and §11.3's product history.
+  // The six operations of docs/reference.md §4–§9, those of docs/reference.md §10 (preview, error summary, two deletes, seven webhook
+  // operations), the export of docs/reference.md §11.4 and §11.3's product history.
   assert.equal(unauthorized.length, 10 + 7 + 1 + 1);
   for (const [key, response] of unauthorized) {
     assert.deepEqual(Object.keys(response.headers ?? {}).sort(), ['WWW-Authenticate', 'X-Request-Id'], key);
@@ -270,7 +270,7 @@ void test('every response documents X-Request-Id, and every operation the option
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
       const sent = (operation.parameters ?? []).filter((parameter) => parameter.in === 'header');
-      // The submission's own header (CONTRACT §10.2), from the schema its route validates with.
+      // The submission's own header (docs/reference.md §10.2), from the schema its route validates with.
       const own =
         path === '/products/ingestions' && method === 'post'
           ? [
@@ -338,7 +338,7 @@ void test('the headers the document promises are the headers the routes send', a
   assert.equal(echoed.headers['x-request-id'], 'trace-1.2:3');
 });
 
-void test('every webhook answer matches its documented schema (CONTRACT §10.1)', async () => {
+void test('every webhook answer matches its documented schema (docs/reference.md §10.1)', async () => {
   const token = await svc.token(svc.tenant());
   // Without WEBHOOK_ALLOW_PRIVATE_HOSTS: the delivery to this loopback address fails, saying why.
   const created = await svc.request({

@@ -1,4 +1,4 @@
-/** GET /: a browser is sent to the dashboard, any other client gets the links (CONTRACT §12.2). */
+/** GET /: a browser is sent to the dashboard, any other client gets the links (docs/reference.md §12.2). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testServiceForFile } from '../helpers/test-service.ts';

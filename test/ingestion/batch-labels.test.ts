@@ -7,7 +7,7 @@ import { assertNothingStored, assertProblem, STATUS_FIELDS } from '../helpers/as
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { listBatches } from '../../src/ingestion/batches/batch.repository.ts';
 
-/** CONTRACT §11.1: batch labels on submission, in the status record, the list filter and webhooks. */
+/** docs/reference.md §11.1: batch labels on submission, in the status record, the list filter and webhooks. */
 
 const PATH = '/products/ingestions';
 const [svc, hooks] = testServicesForFile([

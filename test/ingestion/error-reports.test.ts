@@ -6,7 +6,7 @@ import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { assertProblem, ingestAndRead } from '../helpers/assertions.ts';
 import { createErrorReports, ERROR_WALK_PAGE } from '../../src/ingestion/error-reports.service.ts';
 
-/** The error reports of a batch (CONTRACT §10.4): the summary by code, and every error as CSV. */
+/** The error reports of a batch (docs/reference.md §10.4): the summary by code, and every error as CSV. */
 
 type Item = Record<string, unknown>;
 

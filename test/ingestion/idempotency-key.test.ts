@@ -6,7 +6,7 @@ import { bodyOverLimit, product } from '../helpers/catalog-fixtures.ts';
 import { assertProblem } from '../helpers/assertions.ts';
 import { startSecondWorker } from '../helpers/second-worker.ts';
 
-/** CONTRACT §10.2: the optional `Idempotency-Key` of `POST /products/ingestions`. */
+/** docs/reference.md §10.2: the optional `Idempotency-Key` of `POST /products/ingestions`. */
 
 const PATH = '/products/ingestions';
 const [svc, limited, queued] = testServicesForFile([
@@ -59,7 +59,7 @@ async function fresh(s: TestService = svc) {
 }
 
 describe('Idempotency-Key: replays and mismatches', () => {
-  void test('without the header, §4 holds: the same body twice is two batches, no replay header', async () => {
+  void test('without the header, docs/reference.md §4 holds: the same body twice is two batches, no replay header', async () => {
     const { token } = await fresh();
     const body = bodyOf([product()]);
     const first = assertAccepted(await post(svc, token, body), false);

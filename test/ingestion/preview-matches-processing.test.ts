@@ -6,7 +6,7 @@ import { VARIANT_KEYS_REQUIRED } from '../helpers/catalog-arbitraries.ts';
 import { previewItems } from '../helpers/assertions.ts';
 
 /**
- * CONTRACT §10.3, as a property: for any body against any stored catalog, the preview's verdict on
+ * docs/reference.md §10.3, as a property: for any body against any stored catalog, the preview's verdict on
  * each item is what processing the same body then does with it. Keys come from small pools, so
  * bodies repeat external_ids and skus, take skus of stored and earlier products, and mix valid
  * items with invalid ones. `PROPERTY_SEED` replays a failing run.

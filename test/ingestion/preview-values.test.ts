@@ -4,7 +4,7 @@ import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant, withoutName } from '../helpers/catalog-fixtures.ts';
 import { ingest, previewItems } from '../helpers/assertions.ts';
 
-/** CONTRACT §11.2: each preview entry's `diff`, with values, over HTTP against the real catalog. */
+/** docs/reference.md §11.2: each preview entry's `diff`, with values, over HTTP against the real catalog. */
 
 type Item = Record<string, unknown>;
 interface Entry {

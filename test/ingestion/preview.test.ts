@@ -8,7 +8,7 @@ import { createPreviewService } from '../../src/ingestion/preview.service.ts';
 import { createRateLimiter } from '../../src/ingestion/rate-limiter.ts';
 import { readAsJson, readAsRows } from '../../src/catalog/catalog-state.repository.ts';
 
-/** CONTRACT §10.3: `POST /products/ingestions/preview`, over HTTP against the real catalog. */
+/** docs/reference.md §10.3: `POST /products/ingestions/preview`, over HTTP against the real catalog. */
 
 const PATH = '/products/ingestions/preview';
 const [svc, limited, queued] = testServicesForFile([
@@ -388,12 +388,12 @@ void test('a preview reads the catalog in one statement, whatever the body', asy
   ];
   const result = await service.preview(tenantId, Buffer.from(JSON.stringify({ items })));
   assert.deepEqual(result.summary, { create: 980, update: 0, unchanged: 20, invalid: 0 });
-  assert.equal(statements.length, 1, 'set-based, from one snapshot (CONTRACT §10.3)');
+  assert.equal(statements.length, 1, 'set-based, from one snapshot (docs/reference.md §10.3)');
 
   statements.length = 0;
   const few = await service.preview(tenantId, Buffer.from(JSON.stringify({ items: stored.slice(0, 3) })));
   assert.deepEqual(few.summary, { create: 0, update: 0, unchanged: 3, invalid: 0 });
-  assert.equal(statements.length, 1, 'set-based, from one snapshot (CONTRACT §10.3)');
+  assert.equal(statements.length, 1, 'set-based, from one snapshot (docs/reference.md §10.3)');
 });
 
 void test('the catalog read gives the same rows in both forms (plain rows, one JSON text), awkward values and all', async () => {

@@ -5,7 +5,7 @@ import { startTestServices, type TestService } from '../helpers/test-service.ts'
 import { product } from '../helpers/catalog-fixtures.ts';
 import { NEEDS_SERVER, startSharedServices } from '../helpers/state-shared-schema.ts';
 
-/** CONTRACT §4: 429 `rate-limited` per tenant, for the submission rate and for the backlog. */
+/** docs/reference.md §4: 429 `rate-limited` per tenant, for the submission rate and for the backlog. */
 
 let limited: TestService;
 let drainless: TestService;

@@ -14,7 +14,7 @@ import {
   requestIdOf,
 } from '../helpers/assertions.ts';
 
-/** Operation 1 (`POST /products/ingestions`) from outside: CONTRACT §2 and §4. */
+/** Operation 1 (`POST /products/ingestions`) from outside: docs/reference.md §2 and §4. */
 
 const PATH = '/products/ingestions';
 const BATCH_STATUSES = [
@@ -280,7 +280,7 @@ void describe('202 accepted', () => {
 
 void describe('400 validation-error on the envelope (nothing stored)', () => {
   const cases: Array<{ name: string; body: string; errors: Array<{ field: string; code: string }> }> = [
-    // CONTRACT §4: an envelope error's field is `items` or the unknown property's name.
+    // docs/reference.md §4: an envelope error's field is `items` or the unknown property's name.
     { name: 'body is an array', body: '[{"items":[]}]', errors: [{ field: 'items', code: 'invalid_type' }] },
     { name: 'body is a string', body: '"items"', errors: [{ field: 'items', code: 'invalid_type' }] },
     { name: 'body is a number', body: '42', errors: [{ field: 'items', code: 'invalid_type' }] },

@@ -18,7 +18,7 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
 /**
  * Properties of the upsert through the real HTTP API, worker and database: a valid item reads back
  * as sent, and any sequence of batches leaves the catalog, counters and error records the model of
- * CONTRACT §5 (reliability/catalog-model.ts) predicts. Each run is a tenant of its own.
+ * docs/reference.md §5 (reliability/catalog-model.ts) predicts. Each run is a tenant of its own.
  */
 
 let svc: TestService;

@@ -7,7 +7,7 @@ import { waitTerminal } from '../helpers/assertions.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
 /**
- * Property (CONTRACT §7): walking the cursors of a batch's errors yields every failed item exactly
+ * Property (docs/reference.md §7): walking the cursors of a batch's errors yields every failed item exactly
  * once, in ascending index order, whatever the page size (1–500) and wherever the failures are.
  */
 

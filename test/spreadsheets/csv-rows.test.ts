@@ -6,7 +6,7 @@ import type { SheetCell } from '../../src/spreadsheets/sheet-cells.ts';
 import { propertyRuns } from '../helpers/catalog-arbitraries.ts';
 
 /**
- * The CSV reader's cells (CONTRACT §11.5): an empty field is an empty cell (null), a quoted empty
+ * The CSV reader's cells (docs/reference.md §11.5): an empty field is an empty cell (null), a quoted empty
  * field `""` the empty string, wherever it stands in the record and whatever quoted text is before
  * it. The reader tells them apart from the record's raw text (src/spreadsheets/csv-rows.ts).
  */

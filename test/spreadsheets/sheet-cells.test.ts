@@ -4,7 +4,7 @@ import { guardFormula, plainDecimal, readCell, unguardFormula } from '../../src/
 import { escapeXlsxText, unescapeXlsxText } from '../../src/spreadsheets/xlsx-escapes.ts';
 import { csvSeparator } from '../../src/spreadsheets/csv-rows.ts';
 
-/** The cell rules of CONTRACT §11.5 that a file's reader and the export's writers share. */
+/** The cell rules of docs/reference.md §11.5 that a file's reader and the export's writers share. */
 
 void test('the formula guard: one quote before =, +, -, @, tab, CR and a quote; the import removes exactly it', () => {
   const cases: Array<[string, string]> = [

@@ -12,7 +12,7 @@ import { xlsxRows } from '../../src/spreadsheets/xlsx-rows.ts';
 import { bytesSource } from '../../src/spreadsheets/byte-source.ts';
 import { csvBody, csvItems, XLSX_TYPE, xlsxBody, xlsxItems } from './sheet-helpers.ts';
 
-/** `GET /products/export` as CSV and XLSX (CONTRACT §11.4, §11.5): layout, guard, cells, round trip. */
+/** `GET /products/export` as CSV and XLSX (docs/reference.md §11.4, §11.5): layout, guard, cells, round trip. */
 
 const svc = testServiceForFile();
 

@@ -8,7 +8,7 @@ import { readErrorLines, startCliService, type CliService } from '../helpers/ing
 import { SHEET_COLUMNS } from '../../src/spreadsheets/sheet-layout.ts';
 import { buildXlsx, type FixtureCell } from './xlsx-fixtures.ts';
 
-/** CONTRACT §11.5 through `npm run ingest -- FILE.csv|FILE.xlsx`, against the service as a process. */
+/** docs/reference.md §11.5 through `npm run ingest -- FILE.csv|FILE.xlsx`, against the service as a process. */
 
 const PRODUCT = { style: 'Modern', type: 'Sofas & Loveseats', sub_type: 'Sofa' };
 

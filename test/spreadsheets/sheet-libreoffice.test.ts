@@ -24,7 +24,7 @@ import { xlsxRows } from '../../src/spreadsheets/xlsx-rows.ts';
 import type { SheetRow } from '../../src/spreadsheets/csv-rows.ts';
 
 /**
- * CONTRACT §11.4's round trip through a real spreadsheet program: LibreOffice headless converts the
+ * docs/reference.md §11.4's round trip through a real spreadsheet program: LibreOffice headless converts the
  * export between CSV and XLSX, as a merchandiser's "open, edit, save as" does, with the recipes of
  * docs/spreadsheets.md (test/helpers/libreoffice.ts). Skipped, saying why, where it is not installed.
  * The same round trip through the command-line client: sheet-libreoffice-cli.test.ts.

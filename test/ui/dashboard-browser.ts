@@ -406,7 +406,7 @@ export async function scenario(
   await screenshot(page, name);
 }
 
-/** Submits `items` labelled `label` (CONTRACT §11.1) and waits for the batch to finish; returns its id. */
+/** Submits `items` labelled `label` (docs/reference.md §11.1) and waits for the batch to finish; returns its id. */
 export async function submitLabelled(
   api: TestService,
   token: string,

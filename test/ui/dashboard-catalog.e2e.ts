@@ -253,7 +253,7 @@ browserTest('a product page shows every stored field, and its history after two 
 
 browserTest('a long history is read a page at a time, newest first, with "Older"', async (t) => {
   const token = await world.api.token(world.api.tenant('older'));
-  // One batch: the create, then 21 price changes, each item newer than the one before (§11.3).
+  // One batch: the create, then 21 price changes, each item newer than the one before (docs/reference.md §11.3).
   const items = Array.from({ length: 22 }, (_, i) =>
     product({ external_id: 'stool-1', variants: [variant({ sku: 'stool-1-oak', price: 100 + i })] }),
   );

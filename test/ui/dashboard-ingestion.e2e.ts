@@ -182,7 +182,7 @@ browserTest(
       const invalidRow = page.getByRole('row').filter({ hasText: 'invalid' });
       assert.match(await invalidRow.innerText(), /out_of_range\s+variants\[0\]\.price/);
       const updateRow = page.getByRole('row').filter({ hasText: existing.external_id as string });
-      // The values of each change (CONTRACT §11.2): from → to, and "added" for a new variant.
+      // The values of each change (docs/reference.md §11.2): from → to, and "added" for a new variant.
       assert.deepEqual(await updateRow.getByTestId('preview-changes').getByRole('listitem').allInnerTexts(), [
         'name: "Linen sofa" → "Renamed sofa"',
         'variants[0].price: 265 → 250',

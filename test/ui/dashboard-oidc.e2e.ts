@@ -1,5 +1,5 @@
 /**
- * The dashboard's sign-in with the company's identity provider (CONTRACT §11.9), in headless
+ * The dashboard's sign-in with the company's identity provider (docs/reference.md §11.9), in headless
  * Chromium against a real OpenID provider (test/helpers/oidc-provider.ts) whose JWKS the API uses:
  * sign-in by authorization code with PKCE, the tenant's batches, renewal before expiry, sign-out at
  * the provider, and a token of another audience refused. Pasting a token stays available.

@@ -1,5 +1,5 @@
 /**
- * The dashboard on a phone (390 × 844, CONTRACT §11 / issue #47) in headless Chromium against the
+ * The dashboard on a phone (390 × 844, docs/reference.md §11 / issue #47) in headless Chromium against the
  * real service, with data that strains a narrow screen: a batch whose errors carry long messages, a
  * product with long names, SKUs and URLs and several variants, an endpoint with deliveries. Every
  * view fits the width (no page scroll, no region wider than the screen), every table reads as

@@ -13,7 +13,7 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 let svc: TestService;
-/** The same service with OpenID Connect sign-in configured (CONTRACT §11.9). */
+/** The same service with OpenID Connect sign-in configured (docs/reference.md §11.9). */
 let withOidc: TestService;
 let assets: string[];
 const OIDC = {

@@ -1,5 +1,5 @@
 /**
- * The dashboard's catalog search (CONTRACT §11.7), downloads (§11.4, §11.5) and batch label search
+ * The dashboard's catalog search (docs/reference.md §11.7), downloads (§11.4, §11.5) and batch label search
  * (§11.1) in headless Chromium against the real service: search as you type with accents and
  * filters, the total, the state in the address surviving a reload, the API's 400 beside the form, a
  * late answer never drawn over a newer one, the export and template files, the XLSX 422.

@@ -1,5 +1,5 @@
 /**
- * The dashboard's import of spreadsheets (CONTRACT §11.5) in headless Chromium against the real
+ * The dashboard's import of spreadsheets (docs/reference.md §11.5) in headless Chromium against the real
  * service: a CSV with a semicolon, a BOM, a product over two rows and a decimal-comma price, previewed
  * with rows and columns and sent without its invalid items; an XLSX made here with `exceljs`; XLSX files
  * laid out as LibreOffice writes them and with the first tab in sheet2.xml; a file refused whole; and 100,000-row files read without freezing the page.
@@ -25,7 +25,7 @@ import { buildXlsx, type FixtureCell } from '../spreadsheets/xlsx-fixtures.ts';
 
 const world = dashboardWorldForFile();
 
-/** The product and variant columns (no image columns) of the spreadsheet layout (CONTRACT §11.5). */
+/** The product and variant columns (no image columns) of the spreadsheet layout (docs/reference.md §11.5). */
 const COLUMNS = [...PRODUCT_COLUMNS, ...VARIANT_COLUMNS];
 
 /**

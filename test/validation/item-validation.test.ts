@@ -18,7 +18,7 @@ import {
   type FieldCode,
 } from '../helpers/assertions.ts';
 
-/** The worker's item validation, through the real API (CONTRACT §5, §7). */
+/** The worker's item validation, through the real API (docs/reference.md §5, §7). */
 
 type Item = Record<string, unknown>;
 type Variant = Record<string, unknown>;
@@ -45,7 +45,7 @@ interface Case {
   sku?: string | null;
 }
 
-/** One bad item per code of CONTRACT §5 (except sku_conflict, which needs stored data), and valid edges. */
+/** One bad item per code of docs/reference.md §5 (except sku_conflict, which needs stored data), and valid edges. */
 function cases(): Case[] {
   const list: Case[] = [];
   const add = (name: string, errors: FieldCode[] | null, edit: (item: Item, variants: Variant[]) => void) =>
@@ -489,7 +489,7 @@ void describe('several defects in one item', () => {
   });
 });
 
-void describe('the record’s external_id and sku (CONTRACT §7)', () => {
+void describe('the record’s external_id and sku (docs/reference.md §7)', () => {
   void test('sku of the variant the first error is about, else of the first variant, else null', async () => {
     const token = await svc.token(svc.tenant('keys'));
     const second = variant({ price: -5 });
@@ -701,8 +701,8 @@ void test('an enumeration value off only in case or spacing suggests the exact o
     product({ style: 'Victorian', variants: [variant({ color: 'NAVY' })] }),
   ];
   const { errors } = await ingestAndRead(svc, token, items);
-  // Up to 12 values are listed whole (CONTRACT §11.8); longer enumerations are named, with the closest.
-  // Each names the value sent (CONTRACT §12.2) and, for a long enumeration, the page listing it.
+  // Up to 12 values are listed whole (docs/reference.md §11.8); longer enumerations are named, with the closest.
+  // Each names the value sent (docs/reference.md §12.2) and, for a long enumeration, the page listing it.
   const styles = `values (exact, case-sensitive): ${FURNITURE_STYLES.map((v) => JSON.stringify(v)).join(', ')}`;
   const types = `values (exact, case-sensitive): ${FURNITURE_TYPES.map((v) => JSON.stringify(v)).join(', ')}`;
   const named = (count: number, name: string) =>

@@ -7,7 +7,7 @@ import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { startReceiver, verifies, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
- * CONTRACT §10.1, at-least-once for real: the service as its own process, killed (SIGKILL) after a
+ * docs/reference.md §10.1, at-least-once for real: the service as its own process, killed (SIGKILL) after a
  * batch ended and before its delivery was acknowledged, then started again on the same data. The
  * delivery recorded by the statement that ended the batch is still sent, with the same webhook-id.
  */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createWebhookSender } from '../../src/webhooks/delivery-sender.ts';
 
 /**
- * CONTRACT §10.1, one attempt against a real loopback server: no redirects followed, at most 64 KiB
+ * docs/reference.md §10.1, one attempt against a real loopback server: no redirects followed, at most 64 KiB
  * of an answer read, a time limit, and the analyzer's address policy (src/net) with its reasons.
  */
 

@@ -6,7 +6,7 @@ import type { DeliveryRecord } from '../../src/webhooks/webhook.schemas.ts';
 import { startReceiver, verifies, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
- * CONTRACT §10.1, sending: a real loopback receiver gets the deliveries of terminal batches, signed
+ * docs/reference.md §10.1, sending: a real loopback receiver gets the deliveries of terminal batches, signed
  * as Standard Webhooks says, retried with the same webhook-id, and stops at a 410.
  */
 

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServices, type TestService } from '../helpers/test-service.ts';
 
-/** CONTRACT §10.1, managing endpoints: CRUD, the secret shown once, every bad input, tenants apart. */
+/** docs/reference.md §10.1, managing endpoints: CRUD, the secret shown once, every bad input, tenants apart. */
 
 let svc: TestService;
 let strict: TestService;

@@ -7,7 +7,7 @@ import { giveUpBatch } from '../../src/ingestion/batches/batch-progress.reposito
 import { recordDeliveriesSql } from '../../src/webhooks/delivery.repository.ts';
 
 /**
- * CONTRACT §10.1: "The delivery is recorded in the same transaction that makes the batch terminal."
+ * docs/reference.md §10.1: "The delivery is recorded in the same transaction that makes the batch terminal."
  * The statement that ends a batch is driven here by hand, inside transactions the test commits or
  * rolls back. (The service's worker is told nothing of these batches: they have no queue job.)
  */

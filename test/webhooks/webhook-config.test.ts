@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 
-/** The webhook settings are read and checked at start, like every other (CONTRACT §1, §10.1). */
+/** The webhook settings are read and checked at start, like every other (docs/reference.md §1, §10.1). */
 
 void describe('WEBHOOK_RETRY_SCHEDULE', () => {
   void test('defaults to the contract’s schedule; a list of seconds, fractions allowed', () => {

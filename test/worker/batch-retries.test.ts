@@ -24,7 +24,7 @@ import {
 } from '../helpers/failing-database.ts';
 
 /**
- * CONTRACT §5 at-least-once processing, below the HTTP API: a batch survives runs of the batch
+ * docs/reference.md §5 at-least-once processing, below the HTTP API: a batch survives runs of the batch
  * processor that are repeated, run at once, cut short and resumed, and runs that keep failing
  * (lost connections, bodies that kill their process) until the give-up ends it with its unsettled
  * items as internal_error ("could not be processed after retries"), on the real database.
@@ -281,7 +281,7 @@ void describe('runs that keep failing, and the give-up', () => {
     const final = await batchStatus(svc, token, batchId);
     assertRecordInvariants(final, 5);
     assertProgression(midway, final);
-    // CONTRACT §5: `failed` — "every item failed, or the batch could not be processed after retries".
+    // docs/reference.md §5: `failed` — "every item failed, or the batch could not be processed after retries".
     assertCounters(final, 'failed', [5, 4, 1, 2, 3]);
     const internal = (i: number) => ({
       index: i,

@@ -14,7 +14,7 @@ import {
 } from '../helpers/assertions.ts';
 
 /**
- * CONTRACT §5 states and exact counters, §6 the status record, as the worker leaves them for each
+ * docs/reference.md §5 states and exact counters, §6 the status record, as the worker leaves them for each
  * kind of batch and as a client sees them while a batch runs.
  */
 

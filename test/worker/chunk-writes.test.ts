@@ -548,7 +548,7 @@ void describe('the history read beside a chunk’s transaction', () => {
       );
       const { at, ...recreated } = entries[0]!;
       assert.match(String(at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      // §11.3: the whole product at path "", in the §9 shape; no `label`, as the batch has none.
+      // docs/reference.md §11.3: the whole product at path "", in the docs/reference.md §9 shape; no `label`, as the batch has none.
       assert.deepEqual(recreated, {
         action: 'create',
         batch_id: batchId,

@@ -7,7 +7,7 @@ import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { TERMINAL, type StatusRecord } from '../helpers/assertions.ts';
 
 /**
- * CONTRACT §11.3 under a crash: the service killed (SIGKILL) in the middle of an update batch leaves
+ * docs/reference.md §11.3 under a crash: the service killed (SIGKILL) in the middle of an update batch leaves
  * each product's history exactly as its catalog row (an entry for every change applied, none for a
  * change not applied), and after the batch resumes, exactly one entry per change.
  */

@@ -9,7 +9,7 @@ import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
 import { assertRecordInvariants, countersOf, TERMINAL, type StatusRecord } from '../helpers/assertions.ts';
 
 /**
- * CONTRACT §1 and §5, for real: the service as its own process, killed (SIGKILL) or drained
+ * docs/reference.md §1 and §5, for real: the service as its own process, killed (SIGKILL) or drained
  * (SIGTERM) in the middle of a batch, then started again on the same data.
  */
 
@@ -131,7 +131,7 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
     assertRecordInvariants(resumed, 1000);
     assert.ok(resumed.upserted >= seen.upserted, `progress lost: ${seen.upserted} -> ${resumed.upserted}`);
     assert.equal(resumed.created_at, seen.created_at);
-    // CONTRACT §5: resumed within 2 minutes of the crash (the restart included).
+    // docs/reference.md §5: resumed within 2 minutes of the crash (the restart included).
     await assertCompletedExactly(second, token, batchId, items, 120_000 - (Date.now() - restarted));
   });
 

@@ -15,7 +15,7 @@ import type { Queryable } from '../../src/db/database.ts';
 /** The worker's housekeeping (src/worker/housekeeping.ts): the stale sweep and retention, each on a service of its own. */
 
 /**
- * CONTRACT §5: a batch whose worker died mid-way is resumed by another worker within 2 minutes,
+ * docs/reference.md §5: a batch whose worker died mid-way is resumed by another worker within 2 minutes,
  * even when its job is gone too. A second worker (its own pg-boss on the same queue, as a second
  * process would have) starts before the orphans exist, so only its periodic sweep can find them.
  * Both poll the queue once an hour (no setting allows that): the sweep must wake its own worker.

@@ -1,6 +1,6 @@
 /**
  * The shapes the dashboard reads, from the service's own schemas (type-only imports, erased from the
- * bundle), so they cannot drift from what the routes answer. The analyzer's answer (CONTRACT §8) is
+ * bundle), so they cannot drift from what the routes answer. The analyzer's answer (docs/reference.md §8) is
  * written out: its schema's module imports the token verification, which is not for the browser.
  */
 import type { Static } from '@sinclair/typebox';
@@ -16,7 +16,7 @@ import type { Delivery, Endpoint } from '../../src/webhooks/webhook.schemas.ts';
 import type { HistoryEntry } from '../../src/catalog/history.schemas.ts';
 
 export type BatchStatus = Static<typeof BatchStatusRecord>;
-/** One failed item of the errors page (CONTRACT §7). */
+/** One failed item of the errors page (docs/reference.md §7). */
 export type ItemErrors = Static<typeof BatchErrorPage>['data'][number];
 export type Product = ProductView;
 
@@ -26,25 +26,25 @@ export type Accepted = Static<typeof IngestionAccepted>;
 /** One error of an item: `{field, code, message}`. */
 export type FieldError = ItemErrors['errors'][number];
 
-/** §10.3: `POST /products/ingestions/preview`. */
+/** docs/reference.md §10.3: `POST /products/ingestions/preview`. */
 export type Preview = Static<typeof PreviewResponse>;
 
 /** One item of a preview. */
 export type PreviewEntry = Static<typeof PreviewEntrySchema>;
 
-/** §10.4: `GET /products/ingestions/{id}/errors/summary`. */
+/** docs/reference.md §10.4: `GET /products/ingestions/{id}/errors/summary`. */
 export type ErrorSummary = Static<typeof ErrorSummarySchema>;
 
-/** §11.3: one recorded change of a product. */
+/** docs/reference.md §11.3: one recorded change of a product. */
 export type ProductChange = HistoryEntry;
 
-/** §10.1: a webhook endpoint; the secret only on creation (and rotation, `SecretRotated`). */
+/** docs/reference.md §10.1: a webhook endpoint; the secret only on creation (and rotation, `SecretRotated`). */
 export type WebhookEndpoint = Static<typeof Endpoint> & { secret?: string };
 
-/** §10.1: one delivery of an endpoint. */
+/** docs/reference.md §10.1: one delivery of an endpoint. */
 export type WebhookDelivery = Static<typeof Delivery>;
 
-/** §8: the analyzer's answer. */
+/** docs/reference.md §8: the analyzer's answer. */
 export interface Analysis {
   images: Array<{
     imageUrl: string;

@@ -1,5 +1,5 @@
 /**
- * Sign-in with the company's identity provider (CONTRACT §11.9): OpenID Connect's authorization code
+ * Sign-in with the company's identity provider (docs/reference.md §11.9): OpenID Connect's authorization code
  * flow with PKCE (S256) as a public client, through oauth4webapi. The access token becomes the
  * session's token (session.ts), exactly as a pasted one; the refresh and ID tokens are kept beside it
  * to renew it before it expires and to sign out at the provider.

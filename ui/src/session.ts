@@ -7,7 +7,7 @@ export interface Session {
 }
 
 const KEY = 'catalog-dashboard.token';
-/** The service's default tenant claim (CONTRACT §3, AUTH_TENANT_CLAIM). */
+/** The service's default tenant claim (docs/reference.md §3, AUTH_TENANT_CLAIM). */
 const TENANT_CLAIMS = ['tenant_id', 'tenant'];
 
 /**

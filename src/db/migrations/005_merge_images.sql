@@ -1,4 +1,4 @@
--- A variant's images merged by url (CONTRACT §5) inside the variants upsert, so the worker no longer
+-- A variant's images merged by url (docs/reference.md §5) inside the variants upsert, so the worker no longer
 -- reads every stored variant's images before writing (docs/performance.md, "A fourteenth look").
 --
 -- `patch` is what a run of items sent for the variant, already folded together in order: each

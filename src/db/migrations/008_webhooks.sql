@@ -1,4 +1,4 @@
--- Completion webhooks (CONTRACT §10.1). An endpoint belongs to one tenant; its secret signs every
+-- Completion webhooks (docs/reference.md §10.1). An endpoint belongs to one tenant; its secret signs every
 -- delivery. `previous_secret` still signs until `previous_secret_expires_at` (24 h after a rotation),
 -- so a receiver can switch keys without losing deliveries. Secrets are kept as issued: an HMAC needs
 -- the key itself, so they cannot be hashed like passwords.

@@ -1,4 +1,4 @@
--- Idempotency-Key of submissions (CONTRACT §10.2): per tenant, the SHA-256 of the first request's body
+-- Idempotency-Key of submissions (docs/reference.md §10.2): per tenant, the SHA-256 of the first request's body
 -- and the first answer's body, written in the transaction that stores the batch, so a key is taken
 -- exactly when its batch exists. The primary key settles two requests with the same key at once: the
 -- second insert waits for the first transaction and then finds its row.

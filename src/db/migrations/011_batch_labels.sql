@@ -1,4 +1,4 @@
--- Batch labels (CONTRACT §11.1): an optional name a client gives a batch (`?label=` on the
+-- Batch labels (docs/reference.md §11.1): an optional name a client gives a batch (`?label=` on the
 -- submission), shown in its status record, its list entry and its webhook payload. NULL: none.
 -- COLLATE "C" compares byte by byte, which is code-point order in UTF-8: the list's prefix filter
 -- (`label LIKE 'prefix%'`) is case-sensitive, and the planner turns such a prefix into a range scan

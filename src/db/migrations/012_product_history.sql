@@ -1,4 +1,4 @@
--- A product's history (CONTRACT §11.3): one row per applied change, written in the transaction that
+-- A product's history (docs/reference.md §11.3): one row per applied change, written in the transaction that
 -- applies it. Keyed by the product, not by a product row: a deleted product keeps its entries and a
 -- later create continues them. `n` numbers a product's entries from 1, newest highest; the writers
 -- of one product hold its row lock (a chunk upserts it, a delete locks it), so they take numbers in

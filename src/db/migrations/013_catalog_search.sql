@@ -1,4 +1,4 @@
--- Catalog search (CONTRACT §11.7, docs/search.md): each product keeps the words of its external_id,
+-- Catalog search (docs/reference.md §11.7, docs/search.md): each product keeps the words of its external_id,
 -- name, and its variants' skus and brands as a tsvector, behind a GIN index.
 --
 -- The folding is written here with built-in functions only, not the unaccent and pg_trgm

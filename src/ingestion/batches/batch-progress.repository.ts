@@ -131,7 +131,7 @@ const dropBody = (ended: string) =>
 
 /**
  * Moves a settled batch (next_index = received_count) to its terminal status, drops its body, and
- * records its webhook deliveries (the outbox, CONTRACT §10.1) in the same statement.
+ * records its webhook deliveries (the outbox, docs/reference.md §10.1) in the same statement.
  */
 export async function finishBatch(
   tx: Queryable,
@@ -206,7 +206,7 @@ export async function lockUnfinishedBatch(
 /**
  * Ends a batch that could not be processed: its `failedCount` unsettled items count as failed
  * (and as failed validation too when they were never validated), and the batch is `failed`
- * (CONTRACT §5: "could not be processed after retries"), whatever it had written before. Its body
+ * (docs/reference.md §5: "could not be processed after retries"), whatever it had written before. Its body
  * is dropped and its webhook deliveries recorded, as at every end.
  */
 export async function giveUpBatch(

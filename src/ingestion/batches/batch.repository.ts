@@ -12,7 +12,7 @@ import type { BatchRecord } from '../ingestion.schemas.ts';
 /** A batch row, with what the worker also needs besides the public record. */
 export interface BatchRow extends Omit<BatchRecord, 'label'> {
   tenant_id: string;
-  /** The batch's label (CONTRACT §11.1), null when it has none. */
+  /** The batch's label (docs/reference.md §11.1), null when it has none. */
   label: string | null;
   seq: number;
   next_index: number;
@@ -37,7 +37,7 @@ export function toBatchRow(row: RawBatchRow): BatchRow {
 
 /**
  * The public status record of a batch row: the nine fields of the spec, and `label` only when the
- * batch has one (CONTRACT §11.1), as the status read, the list and webhook payloads all show it.
+ * batch has one (docs/reference.md §11.1), as the status read, the list and webhook payloads all show it.
  */
 export function toBatchRecord(row: BatchRow): BatchRecord {
   const record: BatchRecord = {

@@ -26,7 +26,7 @@ export function formatOf(file: File): FileFormat {
   return byName === 'json' && file.type === XLSX_TYPE ? 'xlsx' : byName;
 }
 
-/** Whether the file is a spreadsheet, whose items have rows and columns (CONTRACT §11.5). */
+/** Whether the file is a spreadsheet, whose items have rows and columns (docs/reference.md §11.5). */
 export const isSheet = (source: { format: FileFormat }) =>
   source.format === 'csv' || source.format === 'xlsx';
 

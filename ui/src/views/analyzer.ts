@@ -3,7 +3,7 @@ import type { Analysis } from '../api-types.ts';
 import { h, replace } from '../dom.ts';
 import type { View } from '../view.ts';
 
-/** The analyzer's limit per request (CONTRACT §8). */
+/** The analyzer's limit per request (docs/reference.md §8). */
 const MAX_URLS = 10;
 
 type ImageAnalysis = Analysis['images'][number];

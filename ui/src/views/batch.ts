@@ -73,7 +73,7 @@ async function downloadErrorsCsv(path: string, id: string): Promise<void> {
   const response = await call(`${path}/errors`, { headers: { accept: 'text/csv' } });
   const type = response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/csv'))
-    throw new Error('This service does not offer the errors as CSV (CONTRACT §10.4).');
+    throw new Error('This service does not offer the errors as CSV (docs/reference.md §10.4).');
   download(await response.blob(), `batch-${id}-errors.csv`);
 }
 

@@ -40,7 +40,7 @@ function batchesTable(
 }
 
 /**
- * The tenant's batches, newest first, filtered by status and by the start of their label (CONTRACT
+ * The tenant's batches, newest first, filtered by status and by the start of their label (docs/reference.md
  * §11.1), paged, refreshed live (poller.ts). The status and label are kept in the address.
  */
 export const batchesView: View = (main, { query: params }) => {
@@ -72,7 +72,7 @@ export const batchesView: View = (main, { query: params }) => {
     BATCH_STATUSES.map((value) => h('option', { value }, value.replaceAll('_', ' '))),
   );
   filter.value = status;
-  // Prefix and case-sensitive, as the service compares (§11.1): the placeholder says so.
+  // Prefix and case-sensitive, as the service compares (docs/reference.md §11.1): the placeholder says so.
   const labelSearch = h('input', {
     id: 'label-search',
     type: 'search',

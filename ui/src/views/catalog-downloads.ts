@@ -3,7 +3,7 @@ import { download, h } from '../dom.ts';
 import { currentSession } from '../session.ts';
 import { SHEET_COLUMNS, XLSX_TYPE } from '../../../src/spreadsheets/sheet-layout.ts';
 
-/** The forms of `GET /products/export` (CONTRACT §11.4) a person can download, by the `Accept` that asks for each. */
+/** The forms of `GET /products/export` (docs/reference.md §11.4) a person can download, by the `Accept` that asks for each. */
 const FORMS = [
   { label: 'Download CSV', accept: 'text/csv', extension: 'csv' },
   { label: 'Download XLSX', accept: XLSX_TYPE, extension: 'xlsx' },
@@ -11,7 +11,7 @@ const FORMS = [
 ] as const;
 
 /**
- * The spreadsheet template: the header row of the §11.5 layout alone, as the CSV export writes it
+ * The spreadsheet template: the header row of the docs/reference.md §11.5 layout alone, as the CSV export writes it
  * (BOM, the columns in `SHEET_COLUMNS` order, CRLF). No column name needs quoting, so joining them
  * is what `csv-stringify` writes for the export; the browser test compares the two.
  */

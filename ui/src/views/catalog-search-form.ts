@@ -7,7 +7,7 @@ import {
 } from '../../../src/catalog/enums.ts';
 import { h } from '../dom.ts';
 
-/** The query parameters of a catalog search (CONTRACT §11.7), named by the route's own schema. */
+/** The query parameters of a catalog search (docs/reference.md §11.7), named by the route's own schema. */
 export type SearchParam = keyof typeof SearchQueryProperties;
 
 /** What the form asks for: each parameter's text, '' when not given. */

@@ -24,7 +24,7 @@ function priceRange(product: Product): string {
 
 /**
  * The stored catalog: by external_id with no search, or the products matching the words and filters
- * (CONTRACT §11.7), most relevant first, with their total; a page at a time either way. The search
+ * (docs/reference.md §11.7), most relevant first, with their total; a page at a time either way. The search
  * runs as the user types, and what it asks (with the page's cursor) is kept in the address.
  */
 export const catalogView: View = (main, { query: params }) => {

@@ -51,7 +51,7 @@ export interface ProductHistory {
 }
 
 /**
- * The product's recorded changes (CONTRACT §11.3) as a timeline, newest first, each with its time,
+ * The product's recorded changes (docs/reference.md §11.3) as a timeline, newest first, each with its time,
  * action, the batch (by its label) and item that made it, and its values before → after in the text
  * the import preview and the command line use (`diffText`). "Older" appends the next page.
  */

@@ -68,7 +68,7 @@ function productFacts(product: Product): HTMLElement {
 
 /**
  * One product with every stored field, its variants (dimensions, weight, price, brand, page, images
- * with their angles) and its history; deletes (CONTRACT §10.5) after confirmation. The spec states
+ * with their angles) and its history; deletes (docs/reference.md §10.5) after confirmation. The spec states
  * no units for the measures nor a currency for the price: they are shown as stored, and say so.
  */
 export const productView: View = (main, { id }) => {

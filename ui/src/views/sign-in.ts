@@ -5,7 +5,7 @@ import { signIn } from '../session.ts';
 import type { View } from '../view.ts';
 
 /**
- * Sign in with the company's identity provider when the service names one (CONTRACT §11.9), or paste
+ * Sign in with the company's identity provider when the service names one (docs/reference.md §11.9), or paste
  * a bearer token (development, or a provider the page is not set up for). Either way the token is
  * kept in this tab's sessionStorage only.
  */
