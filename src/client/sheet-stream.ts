@@ -1,5 +1,5 @@
 import { csvEncodingRefusal, csvRows, type SheetRow } from '../spreadsheets/csv-rows.ts';
-import { xlsxRows } from '../spreadsheets/xlsx-rows.ts';
+import { openXlsxWorkbook } from '../spreadsheets/xlsx-rows.ts';
 import { checkSheet } from '../spreadsheets/sheet-converter.ts';
 import { sheetFileItems, type SourceItem } from '../import-pipeline/file-items.ts';
 import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
@@ -9,17 +9,8 @@ import { fileBytes, fileText } from './file-text.ts';
 /** The spreadsheet forms the client reads (docs/reference.md §11.5). */
 export type SheetFormat = 'csv' | 'xlsx';
 
-/** The rows of `file`, read from the disk as they are needed; `encoding` is `--encoding` (CSV only). */
-async function* rowsOf(file: string, format: SheetFormat, encoding?: string): AsyncGenerator<SheetRow> {
-  if (format === 'xlsx') {
-    const source = await openFileSource(file);
-    try {
-      yield* xlsxRows(source);
-    } finally {
-      await source.close();
-    }
-    return;
-  }
+/** The rows of a CSV `file`, read from the disk as they are needed; `encoding` is `--encoding`. */
+async function* csvRowsOf(file: string, encoding?: string): AsyncGenerator<SheetRow> {
   try {
     yield* csvRows(fileText(fileBytes(file), 'csv', encoding));
   } catch (error) {
@@ -36,7 +27,8 @@ async function* rowsOf(file: string, format: SheetFormat, encoding?: string): As
  * its cells' errors placed at their row and column. The file is read twice, both times
  * streamed: first to refuse it for a layout defect (`SheetLayoutError`, naming row and column; a byte
  * its encoding cannot read is one) before any item is handed on, so nothing of a refused file is
- * sent; then for its items. A reader that sends nothing may skip the first reading
+ * sent; then for its items. An XLSX workbook is opened once for both readings, so its shared strings
+ * are read and held once. A reader that sends nothing may skip the first reading
  * (`checkFirst: false`): its items then end with the same error at the first defect.
  */
 export async function* readSheetItems(
@@ -44,6 +36,17 @@ export async function* readSheetItems(
   format: SheetFormat,
   { checkFirst = true, encoding }: { checkFirst?: boolean; encoding?: string } = {},
 ): AsyncGenerator<SourceItem> {
-  if (checkFirst) await checkSheet(rowsOf(file, format, encoding));
-  yield* sheetFileItems(rowsOf(file, format, encoding));
+  if (format === 'csv') {
+    if (checkFirst) await checkSheet(csvRowsOf(file, encoding));
+    yield* sheetFileItems(csvRowsOf(file, encoding));
+    return;
+  }
+  const source = await openFileSource(file);
+  try {
+    const workbook = await openXlsxWorkbook(source);
+    if (checkFirst) await checkSheet(workbook.rows());
+    yield* sheetFileItems(workbook.rows());
+  } finally {
+    await source.close();
+  }
 }
