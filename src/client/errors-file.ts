@@ -1,7 +1,7 @@
 import type { Stats, WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { once } from 'node:events';
-import type { FieldError } from './problem-answer.ts';
+import type { FieldError } from '../import-pipeline/problem-answer.ts';
 
 /** One line of the errors file: a failed item, where it is in the input and in its batch, and why. */
 export interface ErrorLine {

@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeFieldErrors, readProblem, type FieldError, type ProblemAnswer } from './problem-answer.ts';
+import {
+  describeFieldErrors,
+  readProblem,
+  type FieldError,
+  type ProblemAnswer,
+} from '../import-pipeline/problem-answer.ts';
 import type { DiffElementText } from './diff-text.ts';
 import { retryAfterMs } from '../import-pipeline/retry-after.ts';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { jsonArrayItems, jsonLineItems, type SourceItem } from '../import-pipeline/file-items.ts';
 import { TextEncodingError } from '../spreadsheets/text-encoding.ts';
 import { fileBytes, fileText } from './file-text.ts';
-import { FILE_FORMATS, formatOfName, type FileFormat } from './file-format.ts';
+import { FILE_FORMATS, formatOfName, type FileFormat } from '../import-pipeline/file-format.ts';
 import { readSheetItems } from './sheet-stream.ts';
 
 /**

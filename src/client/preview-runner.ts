@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { previewItems, type PreviewedItem } from '../import-pipeline/preview-items.ts';
 import type { IngestionClient, PreviewAnswer, SkuWarningText } from './ingestion-client.ts';
 import { readItems, type FileFormat } from './json-stream.ts';
-import type { FieldError } from './problem-answer.ts';
+import type { FieldError } from '../import-pipeline/problem-answer.ts';
 import { diffText, type DiffElementText } from './diff-text.ts';
 
 type Action = PreviewAnswer['data'][number]['action'];

@@ -1,7 +1,7 @@
 import { envelope, type Items } from './batches.ts';
-import { CLIENT_ERROR_CODES } from '../client/file-format.ts';
+import { CLIENT_ERROR_CODES } from './file-format.ts';
 import { partKey } from './idempotency-keys.ts';
-import type { FieldError } from '../client/problem-answer.ts';
+import type { FieldError } from './problem-answer.ts';
 import type { Refusal, Submitter } from './pipeline-sides.ts';
 import { retryAfterMs } from './retry-after.ts';
 

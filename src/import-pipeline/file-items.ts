@@ -1,6 +1,6 @@
-import { malformedJsonError } from '../client/file-format.ts';
-import { JsonStreamError, splitJsonArray } from '../client/json-splitter.ts';
-import type { FieldError } from '../client/problem-answer.ts';
+import { malformedJsonError } from './file-format.ts';
+import { JsonStreamError, splitJsonArray } from './json-splitter.ts';
+import type { FieldError } from './problem-answer.ts';
 import type { SheetRow } from '../spreadsheets/csv-rows.ts';
 import { numberedSheetItems } from '../spreadsheets/sheet-converter.ts';
 import { placeErrors, type SheetItem } from '../spreadsheets/sheet-items.ts';

@@ -1,4 +1,4 @@
-import type { FieldError } from '../client/problem-answer.ts';
+import type { FieldError } from './problem-answer.ts';
 
 /**
  * One import pipeline for the command-line client and the dashboard (docs/import-pipeline.md). This

@@ -1,4 +1,4 @@
-import type { FieldError } from '../client/problem-answer.ts';
+import type { FieldError } from './problem-answer.ts';
 import { batchesOf, envelope, type WellFormedItem } from './batches.ts';
 import { ErrorPlaces } from './error-places.ts';
 import { unsentErrors, type SourceItem } from './file-items.ts';

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { JsonArraySplitter, JsonStreamError } from '../../src/client/json-splitter.ts';
+import { JsonArraySplitter, JsonStreamError } from '../../src/import-pipeline/json-splitter.ts';
 import { formatOf, readJsonArray, readJsonLines } from '../../src/client/json-stream.ts';
 
 /** Splits `input` fed in chunks of `size` code units; returns the element texts and their lines. */

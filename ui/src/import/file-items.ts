@@ -1,4 +1,4 @@
-import { formatOfName, type FileFormat } from '../../../src/client/file-format.ts';
+import { formatOfName, type FileFormat } from '../../../src/import-pipeline/file-format.ts';
 import type { SheetRow } from '../../../src/spreadsheets/csv-rows.ts';
 import { TextEncodingError } from '../../../src/spreadsheets/text-encoding.ts';
 import { checkSheet } from '../../../src/spreadsheets/sheet-converter.ts';

@@ -1,5 +1,5 @@
 import { batchLabel, nameLabelBase } from '../../../src/client/batch-label.ts';
-import type { FieldError } from '../../../src/client/problem-answer.ts';
+import type { FieldError } from '../../../src/import-pipeline/problem-answer.ts';
 import { abortableSleep, submitInParts } from '../../../src/import-pipeline/batch-submission.ts';
 import { batchesOf, MAX_BATCH_ITEMS, type WellFormedItem } from '../../../src/import-pipeline/batches.ts';
 import type { SourceItem } from '../../../src/import-pipeline/file-items.ts';
