@@ -15,7 +15,11 @@ const drainWhileStarting = new AbortController();
 /** Drains the started service and exits: 0 when it stopped cleanly, 1 when it did not. */
 function stopAndExit(started: Service): void {
   started.stop().then(
-    () => process.exit(0),
+    () => {
+      // The log's last line says the drain ended cleanly (pino writes stdout synchronously).
+      log.info('stopped');
+      process.exit(0);
+    },
     (error: unknown) => {
       log.error({ err: error }, 'unclean shutdown');
       process.exit(1);

@@ -38,8 +38,8 @@ after(async () => {
 });
 
 /** Starts the compiled service, as `npm start` runs it, on this file's database. */
-function spawnCompiled(): Promise<ServiceProcess> {
-  return processes.start({ ANALYSIS_ENABLED: 'false' }, [
+function spawnCompiled(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  return processes.start({ ANALYSIS_ENABLED: 'false', ...env }, [
     ...startScriptNodeArgs(),
     path.join(outDir, 'main.js'),
   ]);
@@ -89,8 +89,16 @@ void test('the compiled service ingests a batch, serves the product and drains o
 void test('SIGTERM as soon as the API answers, before the worker has started, still drains: exit 0', async () => {
   // The API listens before the worker (thread) starts; a supervisor that sees it healthy may stop
   // it at once. The signal handlers are in place from the first line, so this is a drain, not a kill.
-  service = await spawnCompiled();
+  service = await spawnCompiled({ LOG_LEVEL: 'info' });
   assert.deepEqual(await stopProcess(service, 'SIGTERM', 30_000), { code: 0, signal: null });
+  // The log says the drain began, and its last line that it ended cleanly.
+  const messages = service
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => (JSON.parse(line) as { msg: string }).msg);
+  assert.ok(messages.includes('draining'), messages.join(' | '));
+  assert.equal(messages.at(-1), 'stopped');
 });
 
 void test('a build from unchanged sources is skipped, and a stale one is replaced whole', async () => {
