@@ -2,7 +2,13 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { benchIngestion, type IngestionBenchResult, type PollFigures, type RunFigures } from './ingestion.ts';
+import {
+  benchIngestion,
+  type IngestionBenchOptions,
+  type IngestionBenchResult,
+  type PollFigures,
+  type RunFigures,
+} from './ingestion.ts';
 import { benchPreview, type PreviewBenchResult } from './preview.ts';
 import { benchExport, EXPORT_FORMS, type ExportForm } from './export.ts';
 import { benchFileImport } from './file-import.ts';
@@ -160,8 +166,9 @@ if (values.only === undefined || values.only === 'decode') {
   if (child.status !== 0) process.exitCode = child.status ?? 1;
 }
 
-async function runIngestion(): Promise<void> {
-  const result = await benchIngestion({
+/** The ingestion bench's options for this command line: the direct run's, or with `overrides`. */
+function ingestionOptions(overrides: Partial<IngestionBenchOptions> = {}): IngestionBenchOptions {
+  return {
     databaseUrl,
     batchesPerRun: smoke ? 2 : 20,
     repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
@@ -175,7 +182,12 @@ async function runIngestion(): Promise<void> {
     serviceNodeArgs,
     webhook: values.webhook,
     log,
-  });
+    ...overrides,
+  };
+}
+
+async function runIngestion(): Promise<void> {
+  const result = await benchIngestion(ingestionOptions());
 
   process.stdout.write(`${table(result)}\n`);
   record('ingestion', result);
@@ -192,21 +204,14 @@ async function runIngestion(): Promise<void> {
 async function runPooledIngestion(direct: IngestionBenchResult): Promise<void> {
   if (!databaseUrl) throw new Error('--pooled-url needs --database-url: the direct server to compare with');
   log('ingestion through the pooler');
-  const pooled = await benchIngestion({
-    databaseUrl: values['pooled-url'],
-    baselineUrl: databaseUrl,
-    batchesPerRun: smoke ? 2 : 20,
-    repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
-    growthLevels: [1],
-    growthBatches: smoke ? 1 : 5,
-    pollers: smoke ? 5 : 50,
-    pollSeconds: smoke ? 1 : 5,
-    saturationSeconds: smoke ? 1 : 3,
-    analyzer: !values['no-analyzer'],
-    serviceNodeArgs,
-    webhook: values.webhook,
-    log,
-  });
+  const pooled = await benchIngestion(
+    ingestionOptions({
+      databaseUrl: values['pooled-url'],
+      baselineUrl: databaseUrl,
+      growthLevels: [1],
+      growthBatches: smoke ? 1 : 5,
+    }),
+  );
   record('ingestionPooled', pooled);
   const f = (n: number, d = 2) => n.toFixed(d);
   const row = (label: string, d: RunFigures, p: RunFigures) => {
