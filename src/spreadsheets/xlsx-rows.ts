@@ -3,6 +3,7 @@ import type { SheetRow } from './csv-rows.ts';
 import { readZipDirectory } from './zip-directory.ts';
 import { findWorkbookParts } from './xlsx-workbook.ts';
 import { readSharedStrings } from './xlsx-shared-strings.ts';
+import { SharedStringTable } from './shared-string-table.ts';
 import { sheetRows } from './xlsx-sheet-rows.ts';
 
 /** How an XLSX file is read; the default suits every file, tests read in tiny pieces. */
@@ -23,7 +24,7 @@ export interface XlsxWorkbook {
  * Opens an XLSX file for the rows of its first sheet in tab order (docs/spreadsheets.md, "The XLSX
  * reader"), for the command-line client and the dashboard alike: the zip's directory is read from its
  * end, the workbook's parts are found through its relationships, and the shared strings are read into
- * an array (the one thing held); each reading of the rows then inflates and parses the sheet as it
+ * a compact table (the one thing held); each reading of the rows then inflates and parses the sheet as it
  * goes. Runs in Node and in a browser: no Node module here. Throws `XlsxReadError` for a file it
  * cannot read as a workbook.
  */
@@ -34,7 +35,9 @@ export async function openXlsxWorkbook(
   const zip = await readZipDirectory(source);
   const parts = await findWorkbookParts(zip);
   const shared =
-    parts.sharedStrings === null ? [] : await readSharedStrings(zip, parts.sharedStrings, options.pieceBytes);
+    parts.sharedStrings === null
+      ? new SharedStringTable()
+      : await readSharedStrings(zip, parts.sharedStrings, options.pieceBytes);
   return { sheetName: parts.sheetName, rows: () => sheetRows(zip, parts.sheet, shared, options.pieceBytes) };
 }
 

@@ -1,6 +1,7 @@
 import type { SheetRow } from './csv-rows.ts';
 import type { SheetCell } from './sheet-cells.ts';
 import type { ZipDirectory, ZipEntry } from './zip-directory.ts';
+import type { SharedStringTable } from './shared-string-table.ts';
 import { feedXml, localName, xmlParser } from './xlsx-xml.ts';
 import { StringItemText } from './xlsx-text.ts';
 import { unescapeXlsxText } from './xlsx-escapes.ts';
@@ -48,11 +49,11 @@ interface CellState {
  * its text (`#DIV/0!`); an ISO date (`d`) as written; a number (`n`, or no type) as a number. A cell
  * without a value (a styled empty cell, a formula never calculated) is empty: null.
  */
-function cellValue(cell: CellState, inline: string, shared: readonly string[], row: number): SheetCell {
+function cellValue(cell: CellState, inline: string, shared: SharedStringTable, row: number): SheetCell {
   switch (cell.type) {
     case 's': {
       if (!cell.hasValue) return null;
-      const text = shared[Number(cell.value)];
+      const text = shared.at(Number(cell.value));
       if (text === undefined) {
         throw new XlsxReadError(
           `cell ${columnName(cell.column)}${row} names shared string ${cell.value.trim()}, which the workbook does not hold`,
@@ -88,7 +89,7 @@ function cellValue(cell: CellState, inline: string, shared: readonly string[], r
 export async function* sheetRows(
   zip: ZipDirectory,
   entry: ZipEntry,
-  shared: readonly string[],
+  shared: SharedStringTable,
   pieceBytes?: number,
 ): AsyncGenerator<SheetRow> {
   const parser = xmlParser(entry.name);

@@ -144,6 +144,13 @@ function updateCrc(crc: number, bytes: Uint8Array): number {
 export const PIECE_BYTES = 64 * 1024;
 
 /**
+ * Compressed bytes inflated at a time. A workbook's XML deflates 20 to 30 times, so 64 KiB of a
+ * shared-strings part inflates to nearly 2 MB, and its text and the parser's pieces of it to several
+ * more that the collector frees late; 8 KiB keeps each under 256 KB.
+ */
+const INFLATE_BYTES = 8 * 1024;
+
+/**
  * The bytes of `entry`, inflated as they are read, `pieceBytes` of the file at a time: the entry is
  * never held whole. Its data starts after its local header's own name and extra field, whose lengths
  * may differ from the central directory's (4.3.7); its sizes are the central directory's, which hold
@@ -187,14 +194,17 @@ export async function* entryBytes(
     if (piece.length === 0) throw damaged('the file ends inside it');
     if (piece.length > asked) piece = piece.subarray(0, asked);
     read += piece.length;
-    if (inflater !== null) push(piece, read === entry.compressedSize);
-    else inflated.push(piece);
-    for (const bytes of inflated) {
-      crc = updateCrc(crc, bytes);
-      produced += bytes.length;
-      if (bytes.length > 0) yield bytes;
+    for (let at = 0; at < piece.length; at += INFLATE_BYTES) {
+      const part = piece.subarray(at, at + INFLATE_BYTES);
+      if (inflater !== null) push(part, read === entry.compressedSize && at + part.length === piece.length);
+      else inflated.push(part);
+      for (const bytes of inflated) {
+        crc = updateCrc(crc, bytes);
+        produced += bytes.length;
+        if (bytes.length > 0) yield bytes;
+      }
+      inflated.length = 0;
     }
-    inflated.length = 0;
   }
   if (produced !== entry.size) throw damaged(`${produced} bytes where the directory says ${entry.size}`);
   if (crc !== entry.crc32) throw damaged('its CRC-32 does not match');
