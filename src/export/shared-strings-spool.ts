@@ -38,9 +38,18 @@ export class SharedStringsSpool {
 
   /** Opens a new, empty table in the system's temporary folder. */
   static async open(): Promise<SharedStringsSpool> {
-    const file = path.join(os.tmpdir(), `catalog-export-strings-${randomUUID()}.xml`);
-    // `wx`: never an existing file; 0o600: the catalog's texts are the tenant's data.
-    return new SharedStringsSpool(file, await open(file, 'wx+', 0o600));
+    const folder = os.tmpdir();
+    const file = path.join(folder, `catalog-export-strings-${randomUUID()}.xml`);
+    try {
+      // `wx`: never an existing file; 0o600: the catalog's texts are the tenant's data.
+      return new SharedStringsSpool(file, await open(file, 'wx+', 0o600));
+    } catch (error) {
+      // For the operator's log (the client is answered 500 without it): what to give the service.
+      throw new Error(
+        `the XLSX export cannot create its temporary file in ${folder} (TMPDIR); give the service a writable temporary folder (docs/deployment.md)`,
+        { cause: error },
+      );
+    }
   }
 
   /** The index of `xml` (a text already escaped for element content), adding its entry if needed. */
