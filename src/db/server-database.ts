@@ -152,16 +152,21 @@ export async function openServerDatabase(
         try {
           // The lock belongs to a transaction left open while `fn` runs (on other connections): a
           // transaction pooler keeps it on one server connection, and ending it, or losing the
-          // connection, releases the lock. It writes nothing, so it holds no snapshot back from
-          // vacuum; a server-wide idle_in_transaction_session_timeout must not end it mid-run.
+          // connection, releases the lock. A server-wide idle_in_transaction_session_timeout must
+          // not end it mid-run.
           await client.query(beginWith(['SET LOCAL idle_in_transaction_session_timeout = 0']));
           open = true;
           const deadline = Date.now() + waitMs;
           let locked = false;
           for (;;) {
+            // The simple query protocol (no parameters: the key as an escaped literal). A query
+            // with parameters leaves its unnamed portal open while the transaction idles, and
+            // the portal's snapshot holds back the xmin horizon of the whole server: for as long as
+            // a tenant's batches drain, no dead row anywhere could be pruned or vacuumed, and
+            // rows the worker updates again and again grew ever longer version chains
+            // (docs/performance.md, "The tenant lock held back vacuum").
             const { rows } = await client.query<{ ok: boolean }>(
-              'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok',
-              [key],
+              `SELECT pg_try_advisory_xact_lock(hashtextextended(${client.escapeLiteral(key)}, 0)) AS ok`,
             );
             locked = rows[0]?.ok === true;
             if (locked || Date.now() >= deadline) break;

@@ -186,6 +186,42 @@ void describe('the server connection pool', { skip }, () => {
     },
   );
 
+  test('a held lock holds back no dead row: its idle transaction has no snapshot, and one with a quote in its key is taken', async () => {
+    // The tenant lock is held for as long as a tenant's batches drain. A transaction that idles
+    // with a snapshot (a query with parameters leaves its portal's) keeps every dead row of the
+    // server from being pruned or vacuumed meanwhile (docs/performance.md).
+    const { url, name } = ownUrl();
+    const db = await openServerDatabase(url, { max: 2, keepOpen: 0 });
+    const admin = await openServerDatabase(serverUrl!, { max: 1 });
+    const key = `tenant:o'brien\\${randomBytes(4).toString('hex')}`;
+    try {
+      const held = await db.withLock(key, 0, async () => {
+        // Some work meanwhile, as the worker's on its other connections.
+        await db.query('SELECT count(*) FROM pg_class');
+        return admin.query<{ state: string; xmin: string | null; xid: string | null; locks: number }>(
+          `SELECT a.state, a.backend_xmin::text AS xmin, a.backend_xid::text AS xid,
+                  (SELECT count(*)::int FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory') AS locks
+           FROM pg_stat_activity a WHERE a.application_name = $1 AND a.state = 'idle in transaction'`,
+          [name],
+        );
+      });
+      assert.deepEqual(held, { value: [{ state: 'idle in transaction', xmin: null, xid: null, locks: 1 }] });
+      // The key is the one taken: a second holder of the same key is refused while it is held.
+      const other = await openServerDatabase(serverUrl!, { max: 1 });
+      try {
+        const refused = await db.withLock(key, 0, () =>
+          other.withLock(key, 0, () => Promise.resolve('taken')),
+        );
+        assert.deepEqual(refused, { value: null });
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await db.close();
+      await admin.close();
+    }
+  });
+
   test('a lock whose connection is lost: its holder is told, nothing crashes, and the lock is free', async () => {
     // The server drops a session's advisory locks with the session (a restart, a failover, a
     // terminated backend). The holder's connection sits idle while the holder works, so the error
