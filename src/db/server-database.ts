@@ -164,7 +164,7 @@ export async function openServerDatabase(
             // the portal's snapshot holds back the xmin horizon of the whole server: for as long as
             // a tenant's batches drain, no dead row anywhere could be pruned or vacuumed, and
             // rows the worker updates again and again grew ever longer version chains
-            // (docs/performance.md, "The tenant lock held back vacuum").
+            // (docs/performance.md, "2026-12-06 evening: the tenant lock held back vacuum").
             const { rows } = await client.query<{ ok: boolean }>(
               `SELECT pg_try_advisory_xact_lock(hashtextextended(${client.escapeLiteral(key)}, 0)) AS ok`,
             );

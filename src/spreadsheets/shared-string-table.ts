@@ -1,8 +1,15 @@
 /**
+ * A UTF-16 unit that is half of no pair (in `u` mode `\p{Cs}` matches only those): what
+ * `String.prototype.isWellFormed` tells, which browsers before 2023 lack: this runs in the dashboard's
+ * worker too.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
  * A workbook's shared strings held compactly: all their UTF-8 bytes in one growing buffer, and where
  * each ends. A table of JavaScript strings cost a catalog export's 350,000 entries about 70 MiB:
  * each entry's object, and the parser's text pieces its slices kept alive; this costs the bytes and
- * 4 per entry (docs/spreadsheets.md, "The XLSX reader"). An entry is decoded again at each lookup,
+ * their ends (docs/spreadsheets.md, "The XLSX reader"). An entry is decoded again at each lookup,
  * which costs less than the converter's own work on the cell.
  */
 export class SharedStringTable {
@@ -16,7 +23,8 @@ export class SharedStringTable {
    */
   #unpaired = new Map<number, string>();
   readonly #encoder = new TextEncoder();
-  readonly #decoder = new TextDecoder();
+  // ignoreBOM: an entry may begin with U+FEFF (a CSV's BOM carried into a cell), kept as written.
+  readonly #decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
   get size(): number {
     return this.#count;
@@ -24,7 +32,7 @@ export class SharedStringTable {
 
   add(text: string): void {
     if (this.#count === this.#ends.length) this.#ends = grown(this.#ends, this.#count + 1);
-    if (!text.isWellFormed()) this.#unpaired.set(this.#count, text);
+    if (LONE_SURROGATE.test(text)) this.#unpaired.set(this.#count, text);
     else this.#write(text);
     this.#ends[this.#count++] = this.#used;
   }
@@ -34,6 +42,7 @@ export class SharedStringTable {
     if (!Number.isInteger(index) || index < 0 || index >= this.#count) return undefined;
     const start = index === 0 ? 0 : this.#ends[index - 1]!;
     const end = this.#ends[index]!;
+    // No bytes: an empty entry, or one kept apart as unpaired.
     if (start === end) return this.#unpaired.get(index) ?? '';
     return this.#decoder.decode(this.#bytes.subarray(start, end));
   }

@@ -198,14 +198,26 @@ void describe('the server connection pool', { skip }, () => {
       const held = await db.withLock(key, 0, async () => {
         // Some work meanwhile, as the worker's on its other connections.
         await db.query('SELECT count(*) FROM pg_class');
-        return admin.query<{ state: string; xmin: string | null; xid: string | null; locks: number }>(
+        return admin.query<{
+          state: string;
+          xmin: string | null;
+          xid: string | null;
+          locks: number;
+          same_key: boolean;
+        }>(
           `SELECT a.state, a.backend_xmin::text AS xmin, a.backend_xid::text AS xid,
-                  (SELECT count(*)::int FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory') AS locks
+                  (SELECT count(*)::int FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory') AS locks,
+                  -- The lock's id is the hash of the key as a parameter would give it (so a worker
+                  -- of the version before takes the same lock): the literal was escaped right.
+                  (SELECT bool_and(((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($2, 0))
+                   FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory') AS same_key
            FROM pg_stat_activity a WHERE a.application_name = $1 AND a.state = 'idle in transaction'`,
-          [name],
+          [name, `public:${key}`],
         );
       });
-      assert.deepEqual(held, { value: [{ state: 'idle in transaction', xmin: null, xid: null, locks: 1 }] });
+      assert.deepEqual(held, {
+        value: [{ state: 'idle in transaction', xmin: null, xid: null, locks: 1, same_key: true }],
+      });
       // The key is the one taken: a second holder of the same key is refused while it is held.
       const other = await openServerDatabase(serverUrl!, { max: 1 });
       try {

@@ -26,10 +26,10 @@ void test('a text UTF-8 cannot carry (a lone surrogate from an _xD83D_ escape) i
   table.add('half \uD83D of an emoji');
   table.add('\uDE00');
   table.add('');
-  table.add('after');
+  table.add('after 😀');
   assert.deepEqual(
     [0, 1, 2, 3, 4].map((i) => table.at(i)),
-    ['before', 'half \uD83D of an emoji', '\uDE00', '', 'after'],
+    ['before', 'half \uD83D of an emoji', '\uDE00', '', 'after 😀'],
   );
 });
 
@@ -39,4 +39,15 @@ void test('an index the table does not hold is undefined', () => {
   for (const index of [1, -1, 0.5, Number.NaN, 2 ** 32])
     assert.equal(table.at(index), undefined, String(index));
   assert.equal(new SharedStringTable().at(0), undefined);
+});
+
+void test('an entry that begins with U+FEFF keeps it (a BOM carried into a cell is text, not a mark)', () => {
+  const table = new SharedStringTable();
+  table.add('\uFEFFexternal_id');
+  table.add('\uFEFF');
+  table.add('name');
+  assert.deepEqual(
+    [0, 1, 2].map((i) => table.at(i)),
+    ['\uFEFFexternal_id', '\uFEFF', 'name'],
+  );
 });
