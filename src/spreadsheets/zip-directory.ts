@@ -194,8 +194,10 @@ export async function* entryBytes(
     if (piece.length === 0) throw damaged('the file ends inside it');
     if (piece.length > asked) piece = piece.subarray(0, asked);
     read += piece.length;
-    for (let at = 0; at < piece.length; at += INFLATE_BYTES) {
-      const part = piece.subarray(at, at + INFLATE_BYTES);
+    // A stored entry's piece is its bytes as they are: only inflating is done in smaller parts.
+    const step = inflater === null ? piece.length : INFLATE_BYTES;
+    for (let at = 0; at < piece.length; at += step) {
+      const part = piece.subarray(at, at + step);
       if (inflater !== null) push(part, read === entry.compressedSize && at + part.length === piece.length);
       else inflated.push(part);
       for (const bytes of inflated) {

@@ -10,13 +10,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testServiceForFile } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { XLSX_TYPE } from '../../src/export/export-formats.ts';
+import { SharedStringsSpool } from '../../src/export/shared-strings-spool.ts';
 import { catalogOf, importItems, requestExport } from './export-helpers.ts';
 
 /**
  * The XLSX export's temporary file (docs/deployment.md, "A writable temporary folder"): without a
  * writable folder the export is refused before its first byte with a 500 problem that names no path,
- * not sent as an attachment that ends at once; CSV needs none. A client that leaves as soon as the
- * headers come leaves no temporary file behind.
+ * not sent as an attachment that ends at once, and the error the operator's log shows names the
+ * folder; CSV needs none. A client that leaves mid-export leaves no temporary file behind.
  */
 
 const svc = testServiceForFile();
@@ -64,6 +65,18 @@ void test('no writable temporary folder: the XLSX export is a 500 problem naming
     detail: 'The request could not be completed; it has been logged.',
     instance: '/products/export',
   });
+  // What the log shows (the answer says only that it was logged): the folder, and what to do.
+  await assert.rejects(
+    withTmpdir(unusable, () => SharedStringsSpool.open()),
+    (error: Error) => {
+      assert.equal(
+        error.message,
+        `the XLSX export cannot create its temporary file in ${unusable} (TMPDIR); give the service a writable temporary folder (docs/deployment.md)`,
+      );
+      assert.equal((error.cause as NodeJS.ErrnoException).code, 'ENOTDIR');
+      return true;
+    },
+  );
   assert.equal(csv.statusCode, 200);
   assert.match(csv.body, /^\uFEFFexternal_id,/);
   assert.match(csv.body, /\np-1,Sofa,/);
