@@ -7,14 +7,13 @@ import { recordDeliveriesSql } from '../webhooks/delivery.repository.ts';
 import {
   countBatchAttempt,
   finishBatch,
-  insertItemFailures,
-  recordValidation,
+  recordJudgement,
   refundBatchAttempt,
   type BatchKey,
 } from '../ingestion/batches/batch-progress.repository.ts';
 import { BatchItems, type Judgement } from './batch-items.ts';
 import { mergeChunk, type WritableChunk } from './chunk-merge.ts';
-import { writeChunk } from './chunk-writer.ts';
+import { writeChunk, type ChunkStep } from './chunk-writer.ts';
 import { recoverChunk } from './chunk-recovery.ts';
 import type { ItemValidator } from '../validation/item-validator.ts';
 
@@ -89,27 +88,19 @@ export function createBatchProcessor(deps: {
   const { db, validateItem, chunkSize } = deps;
 
   /**
-   * Records the invalid items and the counters, and moves the batch to processing. Validation is
-   * deterministic, so a resumed batch validates again rather than storing verdicts: an item that
-   * fails now failed then, and is already recorded.
+   * Records what validation said (the counters, the invalid items) and moves the batch to
+   * processing, in a transaction of its own: a client sees `processing` while the chunks are
+   * written. Validation is deterministic, so a resumed batch validates again rather than storing
+   * verdicts: an item that fails now failed then, and is already recorded.
    */
-  async function recordJudgement(batch: BatchKey, judged: Judgement) {
-    return db.transaction(async (tx) => {
-      // The batch row first, as every other writer of a batch locks it, then its error records.
-      const recorded = await recordValidation(tx, {
-        ...batch,
-        ok: judged.validCount,
-        failed: judged.failures.length,
-      });
-      if (recorded) await insertItemFailures(tx, batch, judged.failures);
-      return recorded;
-    });
+  function recordJudgementOf(batch: BatchKey, judged: Judgement) {
+    return db.transaction((tx) => recordJudgement(tx, batch, judged));
   }
 
   /**
    * The common path: judge the items (or take the prepared judgement), record the failures, then
-   * merge and write each chunk of the unsettled items. Returns early, having done nothing more,
-   * when another run ended the batch or holds it.
+   * merge and write each chunk of the unsettled items; the last chunk's transaction ends the batch.
+   * Returns early, having done nothing more, when another run ended the batch or holds it.
    */
   async function run(
     batch: BatchRow,
@@ -125,7 +116,7 @@ export function createBatchProcessor(deps: {
     const judged = await items.judge();
     if (!judged) return outcome; // ended by another run since this one started
     if (batch.status === BATCH_STATUS.validating) {
-      if (!(await recordJudgement(key, judged))) return outcome;
+      if (!(await recordJudgementOf(key, judged))) return outcome;
       batch.next_index = 0;
       outcome.failed = judged.failures.length;
     }
@@ -141,21 +132,29 @@ export function createBatchProcessor(deps: {
         chunk = mergeChunk(from, to, chunkItems);
       }
       preparedChunk = null;
+      const last = to >= batch.received_count;
       // After the last chunk is merged the items are not needed: they go before its rows are written.
-      if (to >= batch.received_count) items.release();
+      if (last) items.release();
 
       // A merge that read nothing and still rejected an item saw only the skus the chunk gives away:
       // the stored ones the item also claims would go unreported. Such a chunk takes the rare path.
-      const written = chunk.failures.length > 0 ? 'sku-taken' : await writeChunk(db, key, chunk, onWriting);
-      const step =
-        written === 'sku-taken' || written === 'data-error'
-          ? await recoverChunk(db, key, items, { from, to }, written, onWriting)
-          : written;
+      const written =
+        chunk.failures.length > 0
+          ? 'sku-taken'
+          : await writeChunk(db, key, chunk, { onEnd: last ? recordDeliveriesSql : undefined, onWriting });
+      let step: ChunkStep | null = null;
+      if (written === 'sku-taken' || written === 'data-error') {
+        step = await recoverChunk(db, key, items, { from, to }, written, onWriting);
+      } else if (written) {
+        outcome.status = written.ended;
+        step = written;
+      }
       if (!step) return outcome; // another run holds this batch; it will finish it
       outcome.upserted += step.upserted;
       outcome.failed += step.failed;
     }
-    outcome.status = await finishBatch(db, key, recordDeliveriesSql);
+    // Ended already unless the last chunk took the rare path, or a run stopped before ending it.
+    outcome.status ??= await finishBatch(db, key, recordDeliveriesSql);
     return outcome;
   }
 

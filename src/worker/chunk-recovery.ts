@@ -33,7 +33,7 @@ export async function recoverChunk(
     db,
     batch,
     (tx) => mergeChunkWithCatalog(tx, batch.tenantId, from, to, chunkItems),
-    onWriting,
+    { onWriting },
   );
   // The look-up and the write share a transaction: only a second writer of the tenant's catalog
   // (a run that lost its lock) could take a sku in between.
@@ -61,7 +61,7 @@ async function writeItemByItem(
       db,
       batch,
       (tx) => mergeChunkWithCatalog(tx, batch.tenantId, index, index + 1, single),
-      onWriting,
+      { onWriting },
     );
     // A sku taken under a merge just made against the catalog is a second writer's doing, not the item's.
     if (written === 'sku-taken') throw new Error('A sku of the item was taken while it was being merged');

@@ -11,11 +11,14 @@ import {
   serializeEntries,
   type SerializedEntries,
 } from '../catalog/history.repository.ts';
+import type { BatchStatus } from '../ingestion/batch-status.ts';
 import {
   advanceBatch,
+  finishBatch,
   insertItemFailures,
   lockUnfinishedBatch,
   type BatchKey,
+  type OnBatchEnd,
 } from '../ingestion/batches/batch-progress.repository.ts';
 import type { WritableChunk } from './chunk-merge.ts';
 import { historyEntries, readChunkBase } from './chunk-history.ts';
@@ -40,12 +43,29 @@ export interface ChunkStep {
   failed: number;
 }
 
+/** A chunk's step as its write committed it, with the batch's terminal status when it ended the batch. */
+export interface WrittenChunk extends ChunkStep {
+  ended: BatchStatus | null;
+}
+
 /**
  * How a chunk's write ended: its step; `null` when another run had written it; `'sku-taken'` when
  * a sku belongs to another product; `'data-error'` when the data made the write fail. Nothing is
  * written in the last two cases.
  */
-export type ChunkWrite = ChunkStep | null | 'sku-taken' | 'data-error';
+export type ChunkWrite = WrittenChunk | null | 'sku-taken' | 'data-error';
+
+/** What a chunk's transaction does besides writing the chunk. */
+export interface ChunkWriteOptions {
+  /**
+   * Ends the batch after the chunk (`finishBatch`, with what else its end writes): given for its
+   * last chunk, so that the batch's terminal status commits with its last rows rather than in a
+   * transaction of its own (docs/architecture.md).
+   */
+  onEnd?: OnBatchEnd;
+  /** Called once the variants statement is on its way: the worker prepares the next batch then. */
+  onWriting?: () => void;
+}
 
 /**
  * Rolls the chunk's transaction back when a sku of it belongs to another product: the history's
@@ -105,18 +125,18 @@ async function upsertProductsMakingHistory(
 /**
  * Writes a merged chunk in one transaction fenced by the batch's progress: the fence, the stored
  * rows the upserts will change (chunk-history.ts), one upsert per table, the products' history and
- * the `updated_at` of the products it records changes of, the merge's rejections. The history's entries are made here while the server runs the products
- * upsert, and on a server read beside it (docs/performance.md). `merged` is the chunk, or its merge to make in the same
- * transaction when the merge reads stored rows, so that nothing changes them in between.
- * `onWriting` is called once the variants statement is on its way (the worker prepares the next
- * batch then). A lost connection or a server restart is thrown: it is the job's to retry; only a
- * write the data itself makes fail is reported, to be narrowed down.
+ * the `updated_at` of the products it records changes of, the merge's rejections, and the batch's
+ * end when `options.onEnd` is given. The history's entries are made here while the server runs the
+ * products upsert, and on a server read beside it (docs/performance.md). `merged` is the chunk, or
+ * its merge to make in the same transaction when the merge reads stored rows, so that nothing
+ * changes them in between. A lost connection or a server restart is thrown: it is the job's to
+ * retry; only a write the data itself makes fail is reported, to be narrowed down.
  */
 export async function writeChunk(
   db: Database,
   batch: BatchKey,
   merged: WritableChunk | MergeInTransaction,
-  onWriting?: () => void,
+  options: ChunkWriteOptions = {},
 ): Promise<ChunkWrite> {
   try {
     return await db.transaction(async (tx) => {
@@ -132,10 +152,11 @@ export async function writeChunk(
       await insertSerializedHistory(tx, batch, entries);
       await touchProducts(tx, batch.tenantId, changedStoredProducts(entries));
       const writing = upsertVariants(tx, batch.tenantId, chunk.variants);
-      onWriting?.();
+      options.onWriting?.();
       if ((await writing) !== chunk.variants.count) throw new SkuOwnedElsewhereError();
       await insertItemFailures(tx, batch, chunk.failures);
-      return step;
+      const ended = options.onEnd ? await finishBatch(tx, batch, options.onEnd) : null;
+      return { ...step, ended };
     });
   } catch (error) {
     if (error instanceof SkuOwnedElsewhereError) return 'sku-taken';

@@ -13,10 +13,11 @@ export function itemsDone(batch: BatchStatus): number {
 }
 
 /**
- * Whether every item is settled (written or failed) while the batch is still `processing`: the
- * worker has committed the last chunk and is about to record the terminal status (and its webhook
- * deliveries) in a transaction of its own. The bar reads 100 % then, so the page says why the
- * status has not moved yet.
+ * Whether every item is settled (written or failed) while the batch is still `processing`. The
+ * worker's last chunk usually ends its batch in the same commit; when that chunk was narrowed down
+ * item by item, or its run stopped right after it, the terminal status (and its webhook deliveries)
+ * follows in a transaction of its own. The bar reads 100 % then, so the page says why the status
+ * has not moved yet.
  */
 export function isFinishing(batch: BatchStatus): boolean {
   return (

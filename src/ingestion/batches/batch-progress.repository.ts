@@ -78,21 +78,26 @@ export async function refundBatchAttempt(db: Queryable, batch: BatchKey): Promis
 }
 
 /**
- * Records the result of validation: counters and the move to `processing`, guarded on the batch
- * still being in `validating`, so a second worker's late write changes nothing. Progress: the
- * count of runs starts again.
+ * Records what validation said of a batch: the counters and the move to `processing`, guarded on
+ * the batch still being in `validating` (so a second worker's late write changes nothing), then the
+ * invalid items' records, in the caller's transaction. Progress: the count of runs starts again.
+ * The batch row first, as every other writer of a batch locks it. False, having written nothing,
+ * when the batch is no longer validating.
  */
-export async function recordValidation(
+export async function recordJudgement(
   tx: Queryable,
-  batch: BatchKey & { ok: number; failed: number },
+  batch: BatchKey,
+  judged: { validCount: number; failures: readonly ItemFailure[] },
 ): Promise<boolean> {
   const rows = await tx.query(
     `UPDATE batches SET status = ${STATUS_SQL.processing}, validated_ok = $3, validated_failed = $4, failed = $4,
             attempts = 0, ${TOUCH}
      WHERE tenant_id = $1 AND id = $2 AND status = ${STATUS_SQL.validating} RETURNING 1`,
-    [batch.tenantId, batch.batchId, batch.ok, batch.failed],
+    [batch.tenantId, batch.batchId, judged.validCount, judged.failures.length],
   );
-  return rows.length === 1;
+  if (rows.length === 0) return false;
+  await insertItemFailures(tx, batch, judged.failures);
+  return true;
 }
 
 /**
