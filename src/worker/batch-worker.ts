@@ -89,10 +89,21 @@ export function createBatchWorker(
     }
   }
 
-  /** Prepares a batch ahead of its turn; a failure only means it is prepared again in its turn. */
-  async function prepareQuietly(tenantId: string, batchId: string): Promise<PreparedBatch | null> {
+  /**
+   * Prepares the batch after `current` ahead of its turn: `nextId` when the drain knew of it, else
+   * the tenant's next unfinished batch now. A burst's second batch is often submitted while the
+   * first is being read, after the drain looked; without the look now it would wait for its turn
+   * unprepared. A failure only means the batch is prepared in its turn.
+   */
+  async function prepareNextQuietly(
+    tenantId: string,
+    current: string,
+    nextId: string | undefined,
+  ): Promise<PreparedBatch | null> {
+    let batchId = nextId;
     try {
-      return await processor.prepareBatch(tenantId, batchId);
+      batchId ??= (await findOldestUnfinishedBatches(db, tenantId, 2)).find((id) => id !== current);
+      return batchId ? await processor.prepareBatch(tenantId, batchId) : null;
     } catch (error) {
       log.warn({ err: error, tenantId, batchId }, 'preparing a batch ahead of its turn failed');
       return null;
@@ -123,7 +134,8 @@ export function createBatchWorker(
     lockLost.addEventListener('abort', onLockLost, { once: true });
     const stop = stopper.signal;
     const stopping = () => Date.now() >= deadline || stop.aborted;
-    let ahead = null as { batchId: string; prepared: Promise<PreparedBatch | null> } | null;
+    // Set by onWriting: typed by assertion, as TypeScript would narrow a plain `= null` for good.
+    let ahead = null as Promise<PreparedBatch | null> | null;
     try {
       for (;;) {
         const [batchId, nextId] = await findOldestUnfinishedBatches(db, tenantId, 2);
@@ -131,17 +143,15 @@ export function createBatchWorker(
         if (stopping()) return 'handed-off';
         let prepared: PreparedBatch | null = null;
         if (ahead) {
-          const ready = await ahead.prepared;
+          const ready = await ahead;
           // A preparation of another batch (one with an earlier place committed late) is dropped.
-          if (ahead.batchId === batchId) prepared = ready;
+          if (ready?.batchId === batchId) prepared = ready;
           ahead = null;
         }
         const pipeline: PipelineOptions = {
           prepared,
           onWriting: () => {
-            if (nextId && !ahead && !stopping()) {
-              ahead = { batchId: nextId, prepared: prepareQuietly(tenantId, nextId) };
-            }
+            if (!ahead && !stopping()) ahead = prepareNextQuietly(tenantId, batchId, nextId);
           },
         };
         if (!(await processOne(tenantId, batchId, pipeline, stop))) return 'handed-off';
@@ -150,7 +160,7 @@ export function createBatchWorker(
       shutdown.signal.removeEventListener('abort', stopNow);
       lockLost.removeEventListener('abort', onLockLost);
       // Nothing outlives the lock: a preparation still reading finishes before it is released.
-      await ahead?.prepared;
+      await ahead;
     }
   }
 

@@ -78,8 +78,18 @@ function instrumented(db: Database, released: Promise<void>, { holdFirstWrite = 
   };
 }
 
-/** Drains `tenant` with a worker of its own; returns which batches were run with a prepared copy. */
-async function drain(tenant: string, options: { holdFirstWrite?: boolean; chunkSize?: number } = {}) {
+/**
+ * Drains `tenant` with a worker of its own; returns which batches were run with a prepared copy.
+ * `beforeRun` is awaited as each run starts, after the drain has looked for the batches after it.
+ */
+async function drain(
+  tenant: string,
+  options: {
+    holdFirstWrite?: boolean;
+    chunkSize?: number;
+    beforeRun?: (batchId: string) => Promise<void>;
+  } = {},
+) {
   let prepared = () => undefined as void;
   const preparedOne = new Promise<void>((resolve) => (prepared = resolve));
   const { db, lookups, bodyReads, heldForPreparation } = instrumented(svc.service.db, preparedOne, options);
@@ -93,6 +103,7 @@ async function drain(tenant: string, options: { holdFirstWrite?: boolean; chunkS
       return batch;
     },
     async processBatch(tenantId, batchId, signal, pipeline) {
+      await options.beforeRun?.(batchId);
       if (pipeline?.prepared?.batchId === batchId) preparedRuns.push(batchId);
       return processor.processBatch(tenantId, batchId, signal, pipeline);
     },
@@ -263,6 +274,27 @@ void describe('batches prepared ahead of their turn', () => {
     const statuses = await Promise.all(ids.map(async (id) => (await batchStatus(svc, token, id)).status));
     assert.deepEqual(statuses, ['completed', 'completed_with_errors', 'completed']);
     assert.equal(await productCount(token), 4);
+  });
+
+  void test('a batch submitted after the drain looked, while the one before it runs, is still prepared ahead', async () => {
+    const tenant = svc.tenant('pipeline-late');
+    const token = await svc.token(tenant);
+    const first = await storeBatch(tenant, [product(), product()]);
+    let second: string | undefined;
+    // Stored as the first batch's run starts: the drain found no batch after the first.
+    const beforeRun = async (batchId: string) => {
+      if (batchId === first) second = await storeBatch(tenant, [product(), 'not an object']);
+    };
+
+    const { preparedRuns, lookups, bodyReads } = await drain(tenant, { beforeRun });
+
+    assert.ok(second);
+    assert.deepEqual(preparedRuns, [second]);
+    assert.equal(lookups, 0);
+    assert.equal(bodyReads, 2);
+    await assertBatchCounters(svc, token, first, 'completed', [2, 2, 0, 2, 0]);
+    await assertBatchCounters(svc, token, second, 'completed_with_errors', [2, 1, 1, 1, 1]);
+    assert.equal(await productCount(token), 3);
   });
 
   void test('a prepared batch of several chunks reads its items again for the chunks after the first', async () => {
