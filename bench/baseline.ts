@@ -83,7 +83,8 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
   run(batches: unknown[][], tenantId: string): Promise<number>;
   /**
    * Waits (up to 20 s) until no autovacuum worker runs on the server, so that a timed phase does
-   * not share the machine with the clean-up of the phase before it.
+   * not share the machine with the clean-up of the phase before it, then checkpoints, so that each
+   * phase starts right after a checkpoint (below).
    */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -113,9 +114,14 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
         const [row] = await db.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`,
         );
-        if (row?.n === 0) return;
+        if (row?.n === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+      // A phase writes a few hundred MB of WAL, so with the default max_wal_size a checkpoint starts
+      // every 30 s or so: the phase that ran into one wrote a full page image of each page it touched
+      // first, and shared the disk with the checkpoint's writes. Starting each phase right after a
+      // checkpoint gives the baseline and the service the same start (docs/performance.md, Method).
+      await db.exec('CHECKPOINT');
     },
     async close() {
       if (databaseUrl) await db.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
