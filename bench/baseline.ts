@@ -117,8 +117,8 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
         if (row?.n === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      // A phase writes a few hundred MB of WAL, so with the default max_wal_size a checkpoint starts
-      // every 30 s or so: the phase that ran into one wrote a full page image of each page it touched
+      // A timed run writes about 150 MB of WAL, so with the default max_wal_size (1 GB) a checkpoint
+      // starts every few runs: the run that met one wrote a full page image of each page it touched
       // first, and shared the disk with the checkpoint's writes. Starting each phase right after a
       // checkpoint gives the baseline and the service the same start (docs/performance.md, Method).
       await db.exec('CHECKPOINT');
