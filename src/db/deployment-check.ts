@@ -102,10 +102,13 @@ export async function checkReplica(
       `${REPLICA}: the replica's schema cannot be read (${where(error)}; docs/deployment.md#read-replica)`,
     );
   });
-  if (seen.version !== latest || (schema !== undefined && seen.schema !== schema)) {
+  // Without DATABASE_SCHEMA the tables are wherever the role's search_path puts them, on both.
+  const [primarySchema] = await primary.exec('SELECT current_schema() AS schema');
+  const wanted = schema ?? (typeof primarySchema?.schema === 'string' ? primarySchema.schema : null);
+  if (seen.version !== latest || seen.schema !== wanted) {
     throw new DeploymentError(
       `${REPLICA}: the replica's statements see schema ${seen.schema ?? 'none'} at migration ${seen.version ?? 'none'}, ` +
-        `not ${schema ?? "the primary's"} at ${latest}: it does not replicate DATABASE_URL's database, or has ` +
+        `not ${wanted ?? 'none'} at ${latest}: it does not replicate DATABASE_URL's database, or has ` +
         `not replayed its migrations within ${REPLICA_START_WAIT_MS / 1000} s (docs/deployment.md#read-replica)`,
     );
   }
