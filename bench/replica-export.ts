@@ -16,6 +16,12 @@ export interface ReplicaExportRun {
   alone: number[];
   /** The same while 100,000-product exports run back to back, per repeat. */
   withExports: number[];
+  /**
+   * Products per second of the worker's busy time (1000 × batches / the summed
+   * `ingestion_batch_duration_seconds`, pick-up to terminal), alone and with the exports: what
+   * processing takes, without the time a batch waits for the worker to pick it up.
+   */
+  busy: { alone: number[]; withExports: number[] };
   /** Exports finished while ingesting, and their products/s. */
   exports: { count: number; productsPerSecond: number[] };
   /** The service's CPU seconds per 1000 products ingested, alone and with the exports. */
@@ -31,6 +37,16 @@ export interface ReplicaExportBenchResult {
 }
 
 const BATCH = 1000;
+
+/** The worker's summed batch durations and their count, from the service's /metrics. */
+async function batchSeconds(service: ServiceProcess): Promise<{ seconds: number; batches: number }> {
+  const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return {
+    seconds: value('ingestion_batch_duration_seconds_sum'),
+    batches: value('ingestion_batch_duration_seconds_count'),
+  };
+}
 
 /** `db_replica_reads_total` by outcome, from the service's /metrics. */
 async function replicaReads(service: ServiceProcess): Promise<Record<string, number>> {
@@ -116,6 +132,7 @@ export async function benchReplicaExport(options: {
           exportsFrom,
           alone: [],
           withExports: [],
+          busy: { alone: [], withExports: [] },
           exports: { count: 0, productsPerSecond: [] },
           serviceCpuPer1000: { alone: [], withExports: [] },
           replicaReads: {},
@@ -129,9 +146,12 @@ export async function benchReplicaExport(options: {
             JSON.stringify({ items: generateBatch(prefix, b) }),
           );
           const cpu = readCpuSeconds(service.pid);
+          const before = await batchSeconds(service);
           const perSecond = await endToEnd(client, bodies, []);
           const cpuPer1000 = (readCpuSeconds(service.pid) - cpu) / options.batchesPerRun;
-          return { perSecond, cpuPer1000 };
+          const after = await batchSeconds(service);
+          const busy = (BATCH * (after.batches - before.batches)) / (after.seconds - before.seconds);
+          return { perSecond, cpuPer1000, busy };
         };
         for (let r = 0; r < options.repeats; r++) {
           // Alternating which comes first, so a slow spell of the machine weighs on both alike.
@@ -139,9 +159,10 @@ export async function benchReplicaExport(options: {
             const loop = withExports ? exportLoop(exporter, products) : null;
             // The first export under way before the timing starts.
             if (loop) await new Promise((resolve) => setTimeout(resolve, 500));
-            const { perSecond, cpuPer1000 } = await ingest();
+            const { perSecond, cpuPer1000, busy } = await ingest();
             await loop?.stop();
             (withExports ? run.withExports : run.alone).push(perSecond);
+            (withExports ? run.busy.withExports : run.busy.alone).push(busy);
             (withExports ? run.serviceCpuPer1000.withExports : run.serviceCpuPer1000.alone).push(cpuPer1000);
             if (loop) {
               run.exports.count += loop.productsPerSecond.length;
@@ -149,7 +170,8 @@ export async function benchReplicaExport(options: {
             }
             options.log(
               `replica bench: exports from the ${exportsFrom}, repeat ${r + 1}, ` +
-                `${withExports ? 'with exports' : 'alone'}: ${perSecond.toFixed(0)} products/s`,
+                `${withExports ? 'with exports' : 'alone'}: ${perSecond.toFixed(0)} products/s end to end, ` +
+                `${busy.toFixed(0)} products/s of the worker's busy time`,
             );
           }
         }

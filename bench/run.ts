@@ -177,7 +177,7 @@ if (values.only === undefined || values.only === 'decode') {
 function ingestionOptions(overrides: Partial<IngestionBenchOptions> = {}): IngestionBenchOptions {
   return {
     databaseUrl,
-    batchesPerRun: smoke ? 2 : 20,
+    batchesPerRun: smoke ? 2 : 10,
     repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
     growthLevels: smoke ? [1, 2] : [1, 10, 100],
     // As many as an end-to-end run: 5 batches (≈ 1 s) let one slow spell of the machine move a level by a third.
@@ -322,11 +322,12 @@ function replicaLines(result: ReplicaExportBenchResult): string {
     `Ingestion of fresh batches (${result.batchesPerRun} × 1000 products × 3 variants × 3 images) beside NDJSON ` +
       `exports of ${result.storedProducts} stored products, back to back; primary and streaming standby on this machine`,
     '',
-    '| exports read from | alone products/s median (min–max) | with exports products/s median (min–max) | with / alone | service CPU s / 1000 products, alone → with | exports finished, products/s median | replica reads by outcome |',
-    '|---|---|---|---|---|---|---|',
+    '| exports read from | end to end alone, products/s median (min–max) | end to end with exports | with / alone | worker busy time alone, products/s | worker busy time with exports | with / alone | service CPU s / 1000 products, alone → with | exports finished, products/s median | replica reads by outcome |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...result.runs.map(
       (run) =>
         `| ${run.exportsFrom} | ${range(run.alone)} | ${range(run.withExports)} | ${f(median(run.withExports) / median(run.alone), 2)} | ` +
+        `${range(run.busy.alone)} | ${range(run.busy.withExports)} | ${f(median(run.busy.withExports) / median(run.busy.alone), 2)} | ` +
         `${f(median(run.serviceCpuPer1000.alone), 2)} → ${f(median(run.serviceCpuPer1000.withExports), 2)} | ` +
         `${run.exports.count}, ${f(median(run.exports.productsPerSecond))} | ` +
         `${
@@ -341,7 +342,7 @@ function replicaLines(result: ReplicaExportBenchResult): string {
 async function runReplicaExport(): Promise<void> {
   const result = await benchReplicaExport({
     batches: smoke ? 2 : 100,
-    batchesPerRun: smoke ? 2 : 20,
+    batchesPerRun: smoke ? 2 : 10,
     repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
     serviceNodeArgs,
     log,
