@@ -64,8 +64,9 @@ function exportLoop(client: BenchClient, products: number) {
   const done = (async () => {
     while (running) {
       const { lines, ms } = await client.exportCatalog('', 'application/x-ndjson');
-      if (lines !== products) throw new Error(`export: ${lines} lines, ${products} expected`);
-      productsPerSecond.push(products / (ms / 1000));
+      // The ingestion beside it adds products to the same tenant.
+      if (lines < products) throw new Error(`export: ${lines} lines, ${products} at least expected`);
+      productsPerSecond.push(lines / (ms / 1000));
     }
   })();
   return {
@@ -137,11 +138,14 @@ export async function benchReplicaExport(options: {
           serviceCpuPer1000: { alone: [], withExports: [] },
           replicaReads: {},
         };
-        /** Fresh batches for a tenant of their own; products/s and the service's CPU per 1000. */
+        /**
+         * Fresh batches (new products) for the exported tenant: a tenant of its own, absent from
+         * the statistics the load's ANALYZE took, had the chunk's read of its stored rows take
+         * seconds (55 products/s end to end). Products/s and the service's CPU per 1000.
+         */
         const ingest = async () => {
           const prefix = `i-${randomUUID().slice(0, 8)}`;
-          const client = await createBenchClient(service.baseUrl, service.secret, `bench-${prefix}`);
-          clients.push(client);
+          const client = exporter;
           const bodies = Array.from({ length: options.batchesPerRun }, (_, b) =>
             JSON.stringify({ items: generateBatch(prefix, b) }),
           );
