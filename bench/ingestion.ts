@@ -140,7 +140,7 @@ async function pollStatus(
 }
 
 /** Submits pre-serialized batches one after another, waits for all to be terminal; products/s. */
-async function endToEnd(client: BenchClient, bodies: string[], latencies: number[]) {
+export async function endToEnd(client: BenchClient, bodies: string[], latencies: number[]) {
   const started = performance.now();
   const ids: string[] = [];
   for (const body of bodies) {

@@ -14,10 +14,11 @@ import { benchExport, EXPORT_FORMS, type ExportForm } from './export.ts';
 import { benchFileImport } from './file-import.ts';
 import type { CatalogFileFormat } from './catalog-files.ts';
 import { benchSearch } from './search.ts';
+import { benchReplicaExport, type ReplicaExportBenchResult } from './replica-export.ts';
 import { exportLines, importLines, searchLines, stats } from './tables.ts';
 
 /**
- * `npm run bench [-- --smoke] [-- --database-url URL [-- --pooled-url URL]] [-- --only ingestion|preview|import|export|search|analysis|decode] [-- --no-analyzer] [-- --webhook]
+ * `npm run bench [-- --smoke] [-- --database-url URL [-- --pooled-url URL]] [-- --only ingestion|preview|import|export|search|analysis|decode|replica] [-- --no-analyzer] [-- --webhook]
  *  [-- --repeats N] [-- --formats csv,xlsx] [-- --import-batches N] [-- --service-node-args="--max-semi-space-size=8 --cpu-prof"] (with "=": the value starts with a dash)`:
  * ingestion throughput end to end against the same-run baseline, latencies, catalog growth and RSS,
  * then a 1000-item preview against the 202 of the same submission (bench/preview.ts), then files
@@ -34,6 +35,9 @@ import { exportLines, importLines, searchLines, stats } from './tables.ts';
  * webhook endpoint per bench tenant, on a loopback receiver, to compare the ratios with webhooks on.
  * `--pooled-url` (with a server) runs the ingestion again with the service behind that PgBouncer in
  * transaction pooling mode (`.ci/start-pgbouncer` starts one) and prints pooled against direct.
+ * `--only replica` (only when named: it builds a PostgreSQL primary and streaming standby of its own,
+ * bench/replica-export.ts) times ingestion alone and beside 100,000-product exports read from the
+ * primary, then from the replica (DATABASE_READ_URL).
  * The figures of every part that ran are written as JSON to `--out` (bench/results/latest.json).
  */
 const { values } = parseArgs({
@@ -135,11 +139,14 @@ function table(result: IngestionBenchResult): string {
 
 if (
   values.only !== undefined &&
-  !['ingestion', 'preview', 'import', 'export', 'search', 'analysis', 'decode'].includes(values.only)
+  !['ingestion', 'preview', 'import', 'export', 'search', 'analysis', 'decode', 'replica'].includes(
+    values.only,
+  )
 ) {
-  throw new Error('--only takes ingestion, preview, import, export, search, analysis or decode');
+  throw new Error('--only takes ingestion, preview, import, export, search, analysis, decode or replica');
 }
 
+if (values.only === 'replica') await runReplicaExport();
 if (values.only === undefined || values.only === 'ingestion') await runIngestion();
 if (values.only === undefined || values.only === 'ingestion' || values.only === 'preview') await runPreview();
 if (values.only === undefined || values.only === 'import') await runImport();
@@ -170,7 +177,7 @@ if (values.only === undefined || values.only === 'decode') {
 function ingestionOptions(overrides: Partial<IngestionBenchOptions> = {}): IngestionBenchOptions {
   return {
     databaseUrl,
-    batchesPerRun: smoke ? 2 : 20,
+    batchesPerRun: smoke ? 2 : 10,
     repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
     growthLevels: smoke ? [1, 2] : [1, 10, 100],
     // As many as an end-to-end run: 5 batches (≈ 1 s) let one slow spell of the machine move a level by a third.
@@ -304,4 +311,42 @@ async function runSearch(): Promise<void> {
     searched.push(result);
   }
   record('search', searched);
+}
+
+function replicaLines(result: ReplicaExportBenchResult): string {
+  const f = (n: number, d = 0) => n.toFixed(d);
+  const median = (values: number[]) => stats(values).median;
+  const range = (values: number[]) =>
+    `${f(median(values))} (${f(Math.min(...values))}–${f(Math.max(...values))})`;
+  return [
+    `Ingestion of fresh batches (${result.batchesPerRun} × 1000 products × 3 variants × 3 images) beside NDJSON ` +
+      `exports of ${result.storedProducts} stored products, back to back; primary and streaming standby on this machine`,
+    '',
+    '| exports read from | end to end alone, products/s median (min–max) | end to end with exports | with / alone | worker busy time alone, products/s | worker busy time with exports | with / alone | service CPU s / 1000 products, alone → with | exports finished, products/s median | replica reads by outcome |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...result.runs.map(
+      (run) =>
+        `| ${run.exportsFrom} | ${range(run.alone)} | ${range(run.withExports)} | ${f(median(run.withExports) / median(run.alone), 2)} | ` +
+        `${range(run.busy.alone)} | ${range(run.busy.withExports)} | ${f(median(run.busy.withExports) / median(run.busy.alone), 2)} | ` +
+        `${f(median(run.serviceCpuPer1000.alone), 2)} → ${f(median(run.serviceCpuPer1000.withExports), 2)} | ` +
+        `${run.exports.count}, ${f(median(run.exports.productsPerSecond))} | ` +
+        `${
+          Object.entries(run.replicaReads)
+            .map(([outcome, n]) => `${outcome} ${n}`)
+            .join(', ') || '—'
+        } |`,
+    ),
+  ].join('\n');
+}
+
+async function runReplicaExport(): Promise<void> {
+  const result = await benchReplicaExport({
+    batches: smoke ? 2 : 100,
+    batchesPerRun: smoke ? 2 : 10,
+    repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
+    serviceNodeArgs,
+    log,
+  });
+  process.stdout.write(`\n${replicaLines(result)}\n`);
+  record('replica', result);
 }

@@ -24,7 +24,7 @@ const BATCH = 1000;
  * the ingestion, not what is measured on the stored catalog. Runs before the service starts, as
  * PGlite serves one process.
  */
-async function loadCatalog(
+export async function loadCatalog(
   target: { databaseUrl: string; schema: string } | { dataDir: string },
   tenantId: string,
   prefix: string,

@@ -32,6 +32,10 @@ export interface FailoverTimes {
  */
 export interface StandbyPair extends PrivatePostgres {
   synchronous: boolean;
+  /** The primary itself, not through PgBouncer (until a failover stops it). */
+  primaryUrl: string;
+  /** The standby itself: a hot standby that serves reads (a read replica) until promoted. */
+  standbyUrl: string;
   /**
    * Stops the primary hard (`pg_ctl stop -m immediate`), promotes the standby (`pg_ctl promote`),
    * rewrites PgBouncer's ini to the standby's port and sends `RELOAD` and `RECONNECT` on its admin
@@ -228,6 +232,8 @@ export async function startStandbyPair(options: {
   return {
     url: urlOf(bouncerPort),
     port: bouncerPort,
+    primaryUrl: urlOf(primary.port),
+    standbyUrl: urlOf(standby.port),
     synchronous: options.synchronous,
     async restart() {
       await pgCtl(current, 'restart', '-m', 'fast', '-l', current.log);

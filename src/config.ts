@@ -19,6 +19,14 @@ export interface Config {
   databaseUrl: string | undefined;
   /** PostgreSQL schema for the service's tables (the job queue's is `<schema>_jobs`); server only. */
   databaseSchema: string | undefined;
+  /**
+   * `DATABASE_READ_URL`: a streaming replica of `databaseUrl`'s server that serves the export, the
+   * search and product history, each read once the replica has replayed every write committed before
+   * it began (docs/deployment.md#read-replica); unset, every read goes to `databaseUrl`.
+   */
+  databaseReadUrl: string | undefined;
+  /** `DATABASE_READ_POOL_SIZE`: connections an API process opens to the replica, at most. */
+  databaseReadPoolSize: number;
   dataDir: string;
   publicBaseUrl: string;
   maxBodyBytes: number;
@@ -151,6 +159,20 @@ function schemaName(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** Connections an API process opens to the replica unless `DATABASE_READ_POOL_SIZE` says otherwise. */
+export const DEFAULT_DATABASE_READ_POOL_SIZE = 8;
+
+/** `DATABASE_READ_URL`, which only a server has: the embedded database has no replica to read. */
+function databaseReadUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const url = optional(env, 'DATABASE_READ_URL');
+  if (url !== undefined && optional(env, 'DATABASE_URL') === undefined) {
+    throw new ConfigError(
+      'DATABASE_READ_URL needs DATABASE_URL: a replica reads from a PostgreSQL server, and without DATABASE_URL the service runs the embedded database',
+    );
+  }
+  return url;
+}
+
 /** Reads the configuration from `env` (docs/reference.md §1 lists the variables and their defaults). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000);
@@ -164,6 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: optional(env, 'NODE_ENV') ?? 'development',
     databaseUrl: optional(env, 'DATABASE_URL'),
     databaseSchema: schemaName(optional(env, 'DATABASE_SCHEMA')),
+    databaseReadUrl: databaseReadUrl(env),
+    databaseReadPoolSize: integer(env, 'DATABASE_READ_POOL_SIZE', DEFAULT_DATABASE_READ_POOL_SIZE, 1, 100),
     dataDir: path.resolve(optional(env, 'DATA_DIR') ?? './data'),
     publicBaseUrl: (
       optional(env, 'PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { ReplicaReads } from '../db/replica-reads.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -26,6 +27,8 @@ export async function buildApi(deps: {
   config: Config;
   keys: VerificationKeys;
   db: Database;
+  /** Where the export, the search and product history read (the replica, or `db`). */
+  reads: ReplicaReads;
   queue: JobQueue;
   metrics: Metrics;
   log: Logger;
@@ -71,9 +74,10 @@ export async function buildApi(deps: {
       errorReports: createErrorReports({ db }),
       catalog: createCatalogService({
         db,
+        reads: deps.reads,
         onDeleted: (target) => deps.metrics.catalogDeletes.inc({ target }),
       }),
-      exports: createExportService({ db }),
+      exports: createExportService({ reads: deps.reads }),
       preview: createPreviewService({ db, rateLimiter }),
       webhooks: createWebhookService({
         db,

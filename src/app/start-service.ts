@@ -14,6 +14,8 @@ import { startWorkerSide, type WorkerSide } from './start-worker-side.ts';
 import type { BatchWorker } from '../worker/batch-worker.ts';
 import type { WorkerThread } from './worker-thread.ts';
 import type { AnalysisService } from '../analysis/analysis.service.ts';
+import type { ReplicaReads } from '../db/replica-reads.ts';
+import { startReplicaReads } from './start-replica-reads.ts';
 
 /** Connections an API keeps open: enough for a client's burst of status polls (docs/performance.md). */
 const API_KEPT_CONNECTIONS = 12;
@@ -101,6 +103,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let queue: JobQueue | null = null;
   let app: FastifyInstance | null = null;
   let analysis: AnalysisService | null = null;
+  let reads: ReplicaReads | null = null;
   let workerSide: WorkerSide | null = null;
   let listeningApp: FastifyInstance | null = null;
   let closingRequests: Promise<void> | null = null;
@@ -130,10 +133,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
 
     // The API side. A submission wakes this process's worker, wherever it runs, once it has started.
     if (keys) {
+      // Checked before the API listens: a replica it cannot use fails the start with one line.
+      reads = await startReplicaReads(config, { primary: db, metrics, log });
       ({ app, analysis } = await buildApi({
         config,
         keys,
         db,
+        reads,
         queue,
         metrics,
         log,
@@ -164,11 +170,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await (closeRequests() ?? app?.close())?.catch(() => undefined);
     await analysis?.close().catch(() => undefined);
     await (workerSide ?? queue)?.stop(1_000).catch(() => undefined);
+    await reads?.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
   }
   const running = queue;
   const worker = workerSide;
+  const replicaReads = reads;
   if (config.role === 'api' && !config.databaseUrl) {
     log.warn(
       'ROLE=api on the embedded database: no other process can open it while this one runs, so ' +
@@ -191,6 +199,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await (closeRequests() ?? app?.close());
       await analysis?.close();
       await (worker ?? running).stop(DRAIN_TIMEOUT_MS);
+      await replicaReads?.close();
       await db.close();
     },
   };

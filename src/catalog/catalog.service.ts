@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.ts';
+import { primaryReads, type ReplicaReads } from '../db/replica-reads.ts';
 import { decodeCursor, encodeCursor } from '../pagination/cursor.ts';
 import { ConflictError, NotFoundError } from '../errors/app-errors.ts';
 import type { Page } from '../pagination/page.ts';
@@ -67,9 +68,15 @@ const storable = (key: string) => !key.includes('\u0000');
  */
 export function createCatalogService({
   db,
+  reads = primaryReads(db),
   onDeleted,
 }: {
   db: Database;
+  /**
+   * Where the search and product history read: a replica that has replayed every write committed
+   * before the request (docs/deployment.md#read-replica), or `db`. One product and the list stay on `db`.
+   */
+  reads?: ReplicaReads;
   onDeleted?: (target: DeleteTarget) => void;
 }): CatalogService {
   return {
@@ -100,15 +107,17 @@ export function createCatalogService({
       };
     },
 
-    searchProducts: (tenantId, criteria, page) => searchCatalog(db, tenantId, criteria, page),
+    searchProducts: async (tenantId, criteria, page) =>
+      searchCatalog(await reads.consistentReader(), tenantId, criteria, page),
 
     async listHistory(tenantId, externalId, { limit, cursor }) {
       const scope = 'product-history';
       const beforeN = cursor === undefined ? null : decodeCursor<number>(cursor, scope, 'number');
-      if (!storable(externalId) || !(await productIsKnown(db, tenantId, externalId))) {
+      const source = await reads.consistentReader();
+      if (!storable(externalId) || !(await productIsKnown(source, tenantId, externalId))) {
         throw new NotFoundError('No product with this external_id.');
       }
-      const rows = await listHistory(db, { tenantId, externalId, beforeN, limit: limit + 1 });
+      const rows = await listHistory(source, { tenantId, externalId, beforeN, limit: limit + 1 });
       const data = rows
         .slice(0, limit)
         .map(({ n: _n, label, ...entry }) => (label === null ? entry : { ...entry, label }));

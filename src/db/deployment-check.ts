@@ -1,5 +1,6 @@
-import type { Database } from './database-types.ts';
+import type { Database, Queryable } from './database-types.ts';
 import { migrate, readMigrations } from './migrate.ts';
+import { waitForReplica } from './replica-reads.ts';
 
 /**
  * What a start checks of the topology it finds (docs/deployment.md): a server or pooler it cannot
@@ -62,4 +63,67 @@ export async function migrateAndCheck(db: Database, schema: string | undefined):
     );
   }
   return applied;
+}
+
+/**
+ * How long a start waits for the replica to replay the primary's WAL (the migrations just applied)
+ * before it compares their migrations: a replica that keeps up needs milliseconds, one catching up
+ * after a large migration some seconds.
+ */
+const REPLICA_START_WAIT_MS = 10_000;
+
+/** The line a replica's failed check starts with, naming the setting and never its value (a password). */
+const REPLICA = 'DATABASE_READ_URL';
+
+/**
+ * Checks the replica of `DATABASE_READ_URL` at start, after the primary's migrations: that it
+ * answers, and that its statements (through its own pool, so in `schema`) see the primary's latest
+ * migration once it has replayed the primary's WAL. Throws a {@link DeploymentError} otherwise: a
+ * replica of another database, or one that has not replayed the schema, would answer reads with
+ * errors or with another catalog. Says whether the server is in recovery; one that is not works,
+ * but is not a replica (the caller warns).
+ */
+export async function checkReplica(
+  primary: Queryable,
+  replica: Queryable,
+  schema: string | undefined,
+): Promise<{ inRecovery: boolean }> {
+  const where = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  const [state] = await replica.exec('SELECT pg_is_in_recovery() AS recovering').catch((error: unknown) => {
+    throw new DeploymentError(
+      `${REPLICA}: the replica cannot be reached (${where(error)}; docs/deployment.md#read-replica)`,
+    );
+  });
+  const inRecovery = state?.recovering === true;
+  if (inRecovery) await waitForReplica(primary, replica, REPLICA_START_WAIT_MS).catch(() => false);
+  const latest = Math.max(...(await readMigrations()).map((migration) => migration.version));
+  const seen = await replicaMigration(replica).catch((error: unknown) => {
+    throw new DeploymentError(
+      `${REPLICA}: the replica's schema cannot be read (${where(error)}; docs/deployment.md#read-replica)`,
+    );
+  });
+  // Without DATABASE_SCHEMA the tables are wherever the role's search_path puts them, on both.
+  const [primarySchema] = await primary.exec('SELECT current_schema() AS schema');
+  const wanted = schema ?? (typeof primarySchema?.schema === 'string' ? primarySchema.schema : null);
+  if (seen.version !== latest || seen.schema !== wanted) {
+    throw new DeploymentError(
+      `${REPLICA}: the replica's statements see schema ${seen.schema ?? 'none'} at migration ${seen.version ?? 'none'}, ` +
+        `not ${wanted ?? 'none'} at ${latest}: it does not replicate DATABASE_URL's database, or has ` +
+        `not replayed its migrations within ${REPLICA_START_WAIT_MS / 1000} s (docs/deployment.md#read-replica)`,
+    );
+  }
+  return { inRecovery };
+}
+
+/** The schema a replica's statements see, and its latest migration there (null: not migrated). */
+async function replicaMigration(
+  replica: Queryable,
+): Promise<{ schema: string | null; version: number | null }> {
+  const [found] = await replica.exec(
+    "SELECT current_schema() AS schema, to_regclass('schema_migrations') IS NOT NULL AS migrated",
+  );
+  const schema = typeof found?.schema === 'string' ? found.schema : null;
+  if (found?.migrated !== true) return { schema, version: null };
+  const [row] = await replica.exec('SELECT max(version) AS version FROM schema_migrations');
+  return { schema, version: typeof row?.version === 'number' ? row.version : null };
 }

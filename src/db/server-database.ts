@@ -39,6 +39,8 @@ export async function openServerDatabase(
     idleMs = 10_000,
     readers = 0,
     schema,
+    applicationName = 'catalog-ingestion',
+    connectTimeoutMs = 0,
     onRefillError = () => undefined,
   }: {
     max?: number;
@@ -47,6 +49,10 @@ export async function openServerDatabase(
     keepOpen?: number;
     idleMs?: number;
     schema?: string | undefined;
+    /** The connections' `application_name`, which `pg_stat_activity` shows the server's operators. */
+    applicationName?: string;
+    /** How long opening a connection may take before it fails; 0 waits as long as the OS does. */
+    connectTimeoutMs?: number;
     /** Told the first error of each outage that keeps the kept connections from reopening. */
     onRefillError?: (error: Error) => void;
   } = {},
@@ -54,7 +60,8 @@ export async function openServerDatabase(
   const connection = {
     connectionString: url,
     idleTimeoutMillis: idleMs,
-    application_name: 'catalog-ingestion',
+    application_name: applicationName,
+    connectionTimeoutMillis: connectTimeoutMs,
     // A peer that vanished (power loss, partition) must not keep its advisory locks for the OS's
     // two-hour keepalive default: probe idle connections after 10 s.
     keepAlive: true,

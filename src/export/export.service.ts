@@ -1,4 +1,4 @@
-import type { Database } from '../db/database.ts';
+import type { ReplicaReads } from '../db/replica-reads.ts';
 import type { StoredProduct } from './ingest-parts.ts';
 import { findProductWithLongText, readExportPage } from './export.repository.ts';
 import { UnprocessableSelectionError } from '../errors/app-errors.ts';
@@ -22,23 +22,28 @@ export interface ExportService {
 }
 
 /**
- * Creates the export. Pages are keyset reads (`external_id > last`), each its own short statement:
+ * Creates the export, which reads through `reads`: from a replica when there is one and it has
+ * replayed every write committed before the request (docs/deployment.md#read-replica), else from
+ * the primary. Pages are keyset reads (`external_id > last`), each its own short statement:
  * no connection or snapshot is held while a slow client takes the file, PGlite's one session is
  * free between pages for the worker and other requests, and the same SQL serves both databases.
  * Each product is read whole from one snapshot; a product written while the export runs shows as it
  * is when its page is read (docs/export.md).
  */
 export function createExportService({
-  db,
+  reads,
   pageSize = EXPORT_PAGE_SIZE,
 }: {
-  db: Database;
+  reads: ReplicaReads;
   pageSize?: number;
 }): ExportService {
   return {
     async open(tenantId, { prefix, maxTextLength }) {
       // PostgreSQL text cannot hold U+0000, so no stored id starts with a prefix holding it.
       if (prefix?.includes('\u0000')) return pagesOf([]);
+      // One source for the whole export, chosen as it begins: a page the replica fails, before the
+      // first byte or after, is read again from the primary, which reads the rest.
+      const db = await reads.consistentReader();
       if (maxTextLength !== undefined) {
         const tooLong = await findProductWithLongText(db, {
           tenantId,

@@ -22,6 +22,12 @@ export interface Metrics {
   batchSeconds: Histogram;
   /** Deletes from the catalog (docs/reference.md §10.5), by what was deleted: `product` or `variant`. */
   catalogDeletes: Counter<'target'>;
+  /**
+   * Requests whose reads a replica may serve (DATABASE_READ_URL), by where they went: `replica`, or
+   * the primary because the replica was `behind` the request's start or `failed` (a statement
+   * failed there and was run again on the primary). docs/deployment.md#read-replica.
+   */
+  replicaReads: Counter<'outcome'>;
   /** Webhook delivery attempts by outcome: `delivered`, `retry` (another attempt is scheduled), `failed`. */
   webhookDeliveries: Counter<'outcome'>;
   webhookAttemptSeconds: Histogram;
@@ -128,6 +134,12 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
       'target',
       'catalog_deletes_total',
       'Products and variants deleted from the catalog through the API, by target',
+    ),
+    replicaReads: countBy(
+      registry,
+      'outcome',
+      'db_replica_reads_total',
+      'Reads a replica may serve (export, search, history), by outcome: replica, or on the primary because the replica was behind or failed',
     ),
     webhookDeliveries: countBy(
       registry,

@@ -1,0 +1,66 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Queryable } from '../db/database.ts';
+import { checkReplica } from '../db/deployment-check.ts';
+import { createReplicaReads, primaryReads, type ReplicaReads } from '../db/replica-reads.ts';
+import { openServerDatabase } from '../db/server-database.ts';
+import type { Metrics } from '../observability/metrics.ts';
+
+/**
+ * How long opening a replica connection may take: a read waits for the replica a quarter of a
+ * second at most (REPLICA_CATCH_UP_MS), and a replica that does not answer must not hold a request's
+ * connection attempt for the OS's minutes; the read goes to the primary meanwhile.
+ */
+const REPLICA_CONNECT_TIMEOUT_MS = 2_000;
+
+/**
+ * The reads an API process sends to `DATABASE_READ_URL`'s replica (docs/deployment.md#read-replica),
+ * or to the primary without one. The replica has a pool of its own (`DATABASE_READ_POOL_SIZE`,
+ * opened as reads need it), in the same schema, named `catalog-ingestion-replica-reads` in
+ * `pg_stat_activity`, and is checked before the API starts (checkReplica). Its URL is never logged:
+ * it may hold a password.
+ */
+export async function startReplicaReads(
+  config: Config,
+  { primary, metrics, log }: { primary: Queryable; metrics: Metrics; log: Logger },
+): Promise<ReplicaReads> {
+  if (!config.databaseReadUrl || !config.databaseUrl) return primaryReads(primary);
+  const replica = await openServerDatabase(config.databaseReadUrl, {
+    max: config.databaseReadPoolSize,
+    schema: config.databaseSchema,
+    applicationName: 'catalog-ingestion-replica-reads',
+    connectTimeoutMs: REPLICA_CONNECT_TIMEOUT_MS,
+  });
+  try {
+    const { inRecovery } = await checkReplica(primary, replica, config.databaseSchema);
+    if (!inRecovery) {
+      log.warn(
+        'DATABASE_READ_URL leads to a server that is not in recovery: reads go there, but it is not a ' +
+          'streaming replica of DATABASE_URL (docs/deployment.md#read-replica)',
+      );
+    }
+  } catch (error) {
+    await replica.close().catch(() => undefined);
+    throw error;
+  }
+  // Warned once when the replica starts failing, not on every request it fails: the metric counts them.
+  let failing = false;
+  return createReplicaReads({
+    primary,
+    replica,
+    onRead(outcome, error) {
+      metrics.replicaReads.inc({ outcome });
+      if (outcome === 'failed') {
+        log.debug({ err: error }, 'a read the replica failed went to the primary');
+        if (!failing)
+          log.warn({ err: error }, 'the replica (DATABASE_READ_URL) fails; its reads go to the primary');
+        failing = true;
+      } else if (outcome === 'replica' && failing) {
+        failing = false;
+        log.info('the replica (DATABASE_READ_URL) serves reads again');
+      } else if (outcome === 'behind') {
+        log.debug('the replica was behind the read; the primary served it');
+      }
+    },
+  });
+}

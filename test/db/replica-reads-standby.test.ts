@@ -1,0 +1,199 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { startStandbyPair, type StandbyPair } from '../../reliability/standby-pair.ts';
+import { REPLICA_CATCH_UP_MS } from '../../src/db/replica-reads.ts';
+import { product, variant } from '../helpers/catalog-fixtures.ts';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+
+/**
+ * Reads from a streaming replica (DATABASE_READ_URL, docs/deployment.md#read-replica), on real
+ * servers: a PostgreSQL primary and a hot standby made from it with pg_basebackup
+ * (reliability/standby-pair.ts), the whole service with DATABASE_URL at the primary (through the
+ * pair's PgBouncer in transaction pooling mode) and DATABASE_READ_URL at the standby. The standby's
+ * replay is paused to hold it behind: the export, search and history a client reads right after its
+ * own write then come from the primary; once it replays again, from the standby, which its own
+ * statistics show.
+ */
+
+/** Why this file skips here, or false (as test/reliability/standby-pair.test.ts). */
+function missing(): string | false {
+  if (!process.env.TEST_DATABASE_URL) return 'a server test: runs with TEST_DATABASE_URL set';
+  const root = '/usr/lib/postgresql';
+  const hasServer =
+    existsSync(root) && readdirSync(root).some((v) => existsSync(`${root}/${v}/bin/pg_basebackup`));
+  if (!hasServer) return 'needs the PostgreSQL server binaries (Debian: postgresql-15)';
+  if (!existsSync('/usr/sbin/pgbouncer')) return 'needs /usr/sbin/pgbouncer (Debian: pgbouncer)';
+  return false;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function ask<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+void describe('reads from a streaming replica', { skip: missing() }, () => {
+  let pair: StandbyPair;
+  let service: TestService;
+  let schema: string;
+  before(async () => {
+    pair = await startStandbyPair({ synchronous: false });
+    service = await startTestService({
+      DATABASE_URL: pair.url,
+      DATABASE_READ_URL: pair.standbyUrl,
+    });
+    schema = service.service.config.databaseSchema!;
+  });
+  after(async () => {
+    await service?.stop().catch(() => undefined);
+    await pair?.destroy();
+  });
+
+  /** Index and sequential scans of the schema's products table on the standby, as it counts them. */
+  const standbyScans = async () => {
+    const [row] = await ask<{ scans: string }>(
+      pair.standbyUrl,
+      `SELECT (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::text AS scans
+         FROM pg_stat_user_tables WHERE schemaname = '${schema}' AND relname = 'products'`,
+    );
+    return Number(row?.scans ?? 0);
+  };
+  /** The standby's scans once they stop changing: a backend reports its statistics within a second. */
+  const settledStandbyScans = async () => {
+    let last = await standbyScans();
+    for (;;) {
+      await sleep(1_200);
+      const now = await standbyScans();
+      if (now === last) return now;
+      last = now;
+    }
+  };
+  const counted = async () => {
+    const values = (await service.service.metrics.replicaReads.get()).values;
+    return Object.fromEntries(values.map((v) => [String(v.labels.outcome), v.value]));
+  };
+  const standbyName = async (externalId: string) =>
+    (
+      await ask<{ name: string }>(
+        pair.standbyUrl,
+        `SELECT name FROM ${schema}.products WHERE external_id = '${externalId}'`,
+      )
+    )[0]?.name ?? null;
+
+  test('right after a write the reads come from the primary while the replica is behind, and from the replica once it has replayed it', async () => {
+    const tenant = service.tenant('replica');
+    const token = await service.token(tenant);
+    const table = product({
+      external_id: 'table-1',
+      name: 'Oak table',
+      variants: [variant({ sku: 'tb-1' })],
+    });
+    await service.waitForTerminal(token, await service.submit(token, [table]));
+    // The replica replays the first write (the primary is idle but for the queue's polls).
+    for (let tries = 0; (await standbyName('table-1')) !== 'Oak table'; tries++) {
+      assert.ok(tries < 100, 'the standby replays the first batch');
+      await sleep(100);
+    }
+
+    await ask(pair.standbyUrl, 'SELECT pg_wal_replay_pause()');
+    const walnut = { ...table, name: 'Walnut table' };
+    const chair = product({
+      external_id: 'chair-1',
+      name: 'Walnut chair',
+      variants: [variant({ sku: 'ch-1' })],
+    });
+    const batch = await service.submit(token, [walnut, chair]);
+    assert.equal((await service.waitForTerminal(token, batch)).status, 'completed');
+    assert.equal(await standbyName('table-1'), 'Oak table', 'the standby is behind: its replay is paused');
+    assert.equal(await standbyName('chair-1'), null);
+
+    /** The three reads a replica may serve, each right after the write, with how long each took. */
+    const read = async () => {
+      const timed = async (url: string, headers: Record<string, string> = {}) => {
+        const started = performance.now();
+        const res = await service.request({ method: 'GET', url, token, headers });
+        assert.equal(res.statusCode, 200, res.body);
+        return { res, ms: performance.now() - started };
+      };
+      const exported = await timed('/products/export', { accept: 'application/x-ndjson' });
+      const searched = await timed('/products?q=walnut');
+      const history = await timed('/products/table-1/history');
+      return {
+        exported: exported.res.body
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as unknown),
+        searched: searched.res.json<{ data: Array<{ external_id: string; name: string }>; total: number }>(),
+        history: history.res
+          .json<{ data: Array<{ action: string; batch_id: string; diff: unknown[] }> }>()
+          .data.map(({ action, batch_id, diff }) => ({
+            action,
+            batch_id,
+            diff: action === 'create' ? [] : diff,
+          })),
+        ms: [exported.ms, searched.ms, history.ms],
+      };
+    };
+    const expected = {
+      exported: [chair, walnut],
+      searched: { names: ['Walnut chair', 'Walnut table'], total: 2 },
+      history: [
+        {
+          action: 'update',
+          batch_id: batch,
+          diff: [{ path: 'name', op: 'change', from: 'Oak table', to: 'Walnut table' }],
+        },
+        { action: 'create', diff: [] },
+      ],
+    };
+    const check = (got: Awaited<ReturnType<typeof read>>) => {
+      assert.deepEqual(got.exported, expected.exported);
+      assert.deepEqual(
+        { names: got.searched.data.map((p) => p.name).sort(), total: got.searched.total },
+        expected.searched,
+      );
+      assert.deepEqual(
+        got.history.map(({ batch_id, ...entry }) =>
+          entry.action === 'create' ? entry : { ...entry, batch_id },
+        ),
+        expected.history,
+      );
+    };
+
+    service.service.metrics.replicaReads.reset();
+    const scansBefore = await settledStandbyScans();
+    const behind = await read();
+    check(behind);
+    assert.deepEqual(
+      await counted(),
+      { behind: 3 },
+      'each read waited for the paused replica, then took the primary',
+    );
+    for (const ms of behind.ms) assert.ok(ms >= REPLICA_CATCH_UP_MS, `a read waited ${ms} ms`);
+    assert.equal(await settledStandbyScans(), scansBefore, 'the standby read no products');
+
+    await ask(pair.standbyUrl, 'SELECT pg_wal_replay_resume()');
+    for (let tries = 0; (await standbyName('chair-1')) === null; tries++) {
+      assert.ok(tries < 100, 'the standby replays the second batch once resumed');
+      await sleep(100);
+    }
+    service.service.metrics.replicaReads.reset();
+    const caughtUp = await read();
+    check(caughtUp);
+    assert.deepEqual(await counted(), { replica: 3 }, 'the replica served each read');
+    assert.ok((await settledStandbyScans()) > scansBefore, 'the standby read the products');
+    const [pool] = await ask<{ connections: string }>(
+      pair.standbyUrl,
+      "SELECT count(*)::text AS connections FROM pg_stat_activity WHERE application_name = 'catalog-ingestion-replica-reads'",
+    );
+    assert.ok(Number(pool?.connections) >= 1, 'the service’s replica pool is connected to the standby');
+  });
+});

@@ -1,0 +1,133 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Queryable } from '../../src/db/database.ts';
+import { createReplicaReads, type ReplicaReadOutcome } from '../../src/db/replica-reads.ts';
+
+/**
+ * The rule of src/db/replica-reads.ts with stand-ins for the two servers: where a request's reads
+ * go, given what the replica says of its replay, how long that may take, and what happens when the
+ * replica fails. The real servers are in test/db/replica-reads-standby.test.ts.
+ */
+
+const PRIMARY_LSN = '0/16B3748';
+
+/** A server that answers the WAL questions with `position` and every other statement with its name. */
+function server(name: string, position: () => Promise<boolean> = async () => true) {
+  const asked: string[] = [];
+  const db: Queryable = {
+    async query<R>(text: string) {
+      asked.push(text);
+      return [{ from: name }] as R[];
+    },
+    async exec(text: string) {
+      asked.push(text);
+      if (text.includes('pg_last_wal_replay_lsn')) return [{ replayed: await position() }];
+      return [{ lsn: PRIMARY_LSN }];
+    },
+  };
+  return { db, asked };
+}
+
+function setUp(position: () => Promise<boolean>, replicaQuery?: () => Promise<unknown[]>) {
+  const primary = server('primary');
+  const replica = server('replica', position);
+  if (replicaQuery) replica.db.query = replicaQuery as Queryable['query'];
+  const heard: Array<{ outcome: ReplicaReadOutcome; error?: unknown }> = [];
+  const reads = createReplicaReads({
+    primary: primary.db,
+    replica: { ...replica.db, close: async () => undefined },
+    onRead: (outcome, error) => heard.push(error === undefined ? { outcome } : { outcome, error }),
+    waitMs: 100,
+    pollMs: 10,
+  });
+  return { reads, primary, replica, heard };
+}
+
+const fromOf = async (db: Queryable) => (await db.query<{ from: string }>('SELECT page'))[0]?.from;
+
+void describe('replica reads: the replica once it has replayed the primary’s position, else the primary', () => {
+  test('a replica that has replayed it serves the reads, asked with the primary’s flushed position', async () => {
+    const { reads, primary, replica, heard } = setUp(async () => true);
+    const db = await reads.consistentReader();
+    assert.equal(await fromOf(db), 'replica');
+    assert.deepEqual(primary.asked, ['SELECT pg_current_wal_flush_lsn()::text AS lsn']);
+    assert.equal(replica.asked.length, 2);
+    assert.match(replica.asked[0]!, /pg_last_wal_replay_lsn\(\).*>= '0\/16B3748'::pg_lsn AS replayed/s);
+    assert.deepEqual(heard, [{ outcome: 'replica' }]);
+  });
+
+  test('a replica that replays it after three answers is waited for', async () => {
+    let answers = 0;
+    const { reads, heard } = setUp(async () => ++answers > 3);
+    const db = await reads.consistentReader();
+    assert.equal(await fromOf(db), 'replica');
+    assert.equal(answers, 4);
+    assert.deepEqual(heard, [{ outcome: 'replica' }]);
+  });
+
+  test('a replica still behind at the bound leaves the read to the primary, after the bound and not much more', async () => {
+    const { reads, heard } = setUp(async () => false);
+    const started = performance.now();
+    const db = await reads.consistentReader();
+    const waited = performance.now() - started;
+    assert.equal(await fromOf(db), 'primary');
+    assert.ok(waited >= 90 && waited < 200, `waited ${waited} ms`);
+    assert.deepEqual(heard, [{ outcome: 'behind' }]);
+  });
+
+  test('a replica that does not answer counts as behind at the bound', async () => {
+    const { reads, heard } = setUp(() => new Promise<boolean>(() => undefined));
+    const started = performance.now();
+    const db = await reads.consistentReader();
+    const waited = performance.now() - started;
+    assert.equal(await fromOf(db), 'primary');
+    assert.ok(waited >= 100 && waited < 200, `waited ${waited} ms`);
+    assert.deepEqual(heard, [{ outcome: 'behind' }]);
+  });
+
+  test('a replica that cannot be asked leaves the read to the primary at once', async () => {
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:5433');
+    const { reads, heard } = setUp(async () => {
+      throw refused;
+    });
+    const started = performance.now();
+    const db = await reads.consistentReader();
+    assert.equal(await fromOf(db), 'primary');
+    assert.ok(performance.now() - started < 50);
+    assert.deepEqual(heard, [{ outcome: 'failed', error: refused }]);
+  });
+
+  test('a statement the replica fails runs again on the primary, which serves the request’s later ones', async () => {
+    const conflict = Object.assign(new Error('canceling statement due to conflict with recovery'), {
+      code: '40001',
+    });
+    let replicaStatements = 0;
+    const { reads, primary, heard } = setUp(
+      async () => true,
+      async () => {
+        replicaStatements++;
+        if (replicaStatements === 2) throw conflict;
+        return [{ from: 'replica' }];
+      },
+    );
+    const db = await reads.consistentReader();
+    assert.deepEqual(
+      [await fromOf(db), await fromOf(db), await fromOf(db)],
+      ['replica', 'primary', 'primary'],
+    );
+    assert.equal(replicaStatements, 2);
+    assert.equal(primary.asked.filter((text) => text === 'SELECT page').length, 2);
+    assert.deepEqual(heard, [{ outcome: 'replica' }, { outcome: 'failed', error: conflict }]);
+    // The next request asks the replica again.
+    assert.equal(await fromOf(await reads.consistentReader()), 'replica');
+  });
+
+  test('a primary that cannot give its position fails the read, as the primary would fail it', async () => {
+    const { reads, primary } = setUp(async () => true);
+    const down = new Error('Connection terminated unexpectedly');
+    primary.db.exec = async () => {
+      throw down;
+    };
+    await assert.rejects(reads.consistentReader(), down);
+  });
+});
