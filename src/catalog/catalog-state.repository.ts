@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.ts';
 import type { MergedImage, ProductRow, VariantRow } from './merge-items.ts';
+import { VARIANT_PROBE } from './variant-probe.ts';
 
 /** The stored rows a body names: its products by external_id, its variants by sku (with their owners). */
 export interface CatalogRows {
@@ -54,11 +55,11 @@ function readParameters(tenantId: string, keys: CatalogKeys): unknown[] {
 }
 
 /**
- * One primary-key probe per key (as `findVariantsBySku`, and for the same reason: with `= ANY(…)`
- * and stale statistics the planner may scan the tenant's whole index range).
+ * One primary-key probe per key, as {@link VARIANT_PROBE} and for the same reason: with `= ANY(…)`
+ * and stale statistics the planner may scan the tenant's whole index range. The primary key is
+ * the only index of `products` whose first column is the tenant, so the plain `$1` is safe here.
  */
 const PRODUCT_PROBE = 'SELECT * FROM products WHERE tenant_id = $1 AND external_id = k.external_id LIMIT 1';
-const VARIANT_PROBE = 'SELECT * FROM variants WHERE tenant_id = $1 AND sku = k.sku LIMIT 1';
 
 /** A row of `readAsRows`: a product's columns (`sku` null) or a variant's. */
 type ProductOrVariant = {

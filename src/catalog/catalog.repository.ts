@@ -2,6 +2,7 @@ import type { Queryable } from '../db/database.ts';
 import { flatString } from '../runtime/flat-string.ts';
 import type { ProductRow, OwnedVariant, VariantRow } from './merge-items.ts';
 import type { ProductView } from './product-schema.ts';
+import { VARIANT_PROBE } from './variant-probe.ts';
 
 /** SQL of the catalog: the set-based upserts of the worker and the reads of the API. */
 
@@ -21,10 +22,9 @@ export const laterThan = (stored: string, stamp: string) =>
 /**
  * Stored variants among `skus`: which product owns each, and its images; read only on the worker's
  * rare paths (an upsert found a sku owned by another product, see {@link upsertVariants}, or a
- * failed write is narrowed down item by item). One primary-key probe per
- * sku (the LATERAL … LIMIT 1 keeps the planner from flattening it): with `sku = ANY(…)` and stale
- * statistics the planner scanned the tenant's whole index range, which grew with the catalog (3 ms
- * per batch on an empty catalog, 150 ms at 100 batches); probes stay flat.
+ * failed write is narrowed down item by item). One primary-key probe per sku ({@link VARIANT_PROBE}):
+ * with `sku = ANY(…)` and stale statistics the planner scanned the tenant's whole index range, which
+ * grew with the catalog (3 ms per batch on an empty catalog, 150 ms at 100 batches); probes stay flat.
  */
 export async function findVariantsBySku(
   tx: Queryable,
@@ -32,11 +32,7 @@ export async function findVariantsBySku(
   skus: readonly string[],
 ): Promise<Map<string, OwnedVariant>> {
   const rows = await tx.query<OwnedVariant>(
-    `SELECT v.sku, v.external_id, v.images
-     FROM unnest($2::text[]) AS k(sku)
-     CROSS JOIN LATERAL (
-       SELECT sku, external_id, images FROM variants WHERE tenant_id = $1 AND sku = k.sku LIMIT 1
-     ) AS v`,
+    `SELECT v.sku, v.external_id, v.images FROM unnest($2::text[]) AS k(sku) CROSS JOIN LATERAL (${VARIANT_PROBE}) AS v`,
     [tenantId, skus],
   );
   return new Map(rows.map((row) => [row.sku, row]));
