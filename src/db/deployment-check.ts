@@ -77,11 +77,13 @@ const REPLICA = 'DATABASE_READ_URL';
 
 /**
  * Checks the replica of `DATABASE_READ_URL` at start, after the primary's migrations: that it
- * answers, and that its statements (through its own pool, so in `schema`) see the primary's latest
- * migration once it has replayed the primary's WAL. Throws a {@link DeploymentError} otherwise: a
- * replica of another database, or one that has not replayed the schema, would answer reads with
- * errors or with another catalog. Says whether the server is in recovery; one that is not works,
- * but is not a replica (the caller warns).
+ * answers, that it is a copy of the primary's database (the same cluster, by the system identifier
+ * that `pg_basebackup` copies, and the same database name), and that its statements (through its own
+ * pool, so in `schema`) see the primary's latest migration once it has replayed the primary's WAL.
+ * Throws a {@link DeploymentError} otherwise: another server or database, or a replica that has not
+ * replayed the schema, would answer reads with errors or with another catalog, whose migrations may
+ * well match. Says whether the server is in recovery; one that is not works, but is not a replica
+ * (the caller warns).
  */
 export async function checkReplica(
   primary: Queryable,
@@ -95,6 +97,18 @@ export async function checkReplica(
     );
   });
   const inRecovery = state?.recovering === true;
+  const [primaryCopy, replicaCopy] = await Promise.all([copyOf(primary), copyOf(replica)]);
+  const otherDatabase = primaryCopy.database !== replicaCopy.database;
+  const otherCluster =
+    primaryCopy.cluster !== null &&
+    replicaCopy.cluster !== null &&
+    primaryCopy.cluster !== replicaCopy.cluster;
+  if (otherDatabase || otherCluster) {
+    throw new DeploymentError(
+      `${REPLICA}: the replica is not a copy of DATABASE_URL's database: its ` +
+        `${otherDatabase ? 'database name' : "cluster's system identifier"} differs (docs/deployment.md#read-replica)`,
+    );
+  }
   if (inRecovery) await waitForReplica(primary, replica, REPLICA_START_WAIT_MS).catch(() => false);
   const latest = Math.max(...(await readMigrations()).map((migration) => migration.version));
   const seen = await replicaMigration(replica).catch((error: unknown) => {
@@ -113,6 +127,20 @@ export async function checkReplica(
     );
   }
   return { inRecovery };
+}
+
+/**
+ * Which database a server's statements reach: its name, and its cluster's system identifier, which
+ * a standby made by `pg_basebackup` shares with its primary. A server that does not let the role
+ * read the identifier (`pg_control_system()`, open to all by default; a managed service may close it)
+ * is compared by the name alone.
+ */
+async function copyOf(db: Queryable): Promise<{ database: unknown; cluster: unknown }> {
+  const [named] = await db.exec('SELECT current_database() AS database');
+  const [control] = await db
+    .exec('SELECT (pg_control_system()).system_identifier::text AS cluster')
+    .catch(() => [{ cluster: null }]);
+  return { database: named?.database, cluster: control?.cluster ?? null };
 }
 
 /** The schema a replica's statements see, and its latest migration there (null: not migrated). */

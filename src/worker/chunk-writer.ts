@@ -59,8 +59,9 @@ export type ChunkWrite = WrittenChunk | null | 'sku-taken' | 'data-error';
 export interface ChunkWriteOptions {
   /**
    * Ends the batch after the chunk (`finishBatch`, with what else its end writes): given for its
-   * last chunk, so that the batch's terminal status commits with its last rows rather than in a
-   * transaction of its own (docs/architecture.md).
+   * last chunk on the common path, so that the batch's terminal status commits with its last rows
+   * rather than in a transaction of its own (docs/architecture.md). The rare paths
+   * (chunk-recovery.ts) leave the end to the run, after them.
    */
   onEnd?: OnBatchEnd;
   /** Called once the variants statement is on its way: the worker prepares the next batch then. */

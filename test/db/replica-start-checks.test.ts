@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { startService } from '../../src/app/start-service.ts';
-import { DeploymentError } from '../../src/db/deployment-check.ts';
-import { readMigrations } from '../../src/db/migrate.ts';
+import { checkReplica, DeploymentError } from '../../src/db/deployment-check.ts';
+import { migrate, readMigrations } from '../../src/db/migrate.ts';
+import { openServerDatabase } from '../../src/db/server-database.ts';
 import { dropSchemaWithJobs } from '../helpers/drop-schema.ts';
 import { freePort } from '../helpers/process-service.ts';
 
@@ -80,20 +81,45 @@ void describe(
       return url.toString();
     };
 
-    test('a replica whose schema is not migrated fails the start with one line', async () => {
-      const { schema, started } = await start(otherDatabase());
-      const latest = Math.max(...(await readMigrations()).map((migration) => migration.version));
+    test('another database of the same server fails the start with one line, even migrated', async () => {
+      // template1 or postgres: its migrations do not matter, the name is checked first.
+      const { started } = await start(otherDatabase());
       await assert.rejects(started, (error: unknown) => {
         assert.ok(error instanceof DeploymentError);
         assert.equal(
           error.message,
-          `DATABASE_READ_URL: the replica's statements see schema none at migration none, not ${schema} at ${latest}: ` +
-            "it does not replicate DATABASE_URL's database, or has not replayed its migrations within 10 s " +
+          "DATABASE_READ_URL: the replica is not a copy of DATABASE_URL's database: its database name differs " +
             '(docs/deployment.md#read-replica)',
         );
         assert.ok(!error.message.includes(PASSWORD));
         return true;
       });
+    });
+
+    test('a replica whose statements do not see the migrated schema fails the check with one line', async () => {
+      // The same database (so the same cluster and name) through a pool whose schema is not there:
+      // what a replica that has not replayed the migrations shows.
+      const schema = `test_${randomBytes(6).toString('hex')}`;
+      schemas.push(schema);
+      const primary = await openServerDatabase(serverUrl!, { schema });
+      const replica = await openServerDatabase(serverUrl!, { schema: `${schema}_absent` });
+      try {
+        await migrate(primary, schema);
+        const latest = Math.max(...(await readMigrations()).map((migration) => migration.version));
+        await assert.rejects(checkReplica(primary, replica, schema), (error: unknown) => {
+          assert.ok(error instanceof DeploymentError);
+          assert.equal(
+            error.message,
+            `DATABASE_READ_URL: the replica's statements see schema none at migration none, not ${schema} at ${latest}: ` +
+              "it does not replicate DATABASE_URL's database, or has not replayed its migrations within 10 s " +
+              '(docs/deployment.md#read-replica)',
+          );
+          return true;
+        });
+      } finally {
+        await replica.close();
+        await primary.close();
+      }
     });
 
     test('a replica that cannot be reached fails the start with one line', async () => {

@@ -14,9 +14,9 @@ export function itemsDone(batch: BatchStatus): number {
 
 /**
  * Whether every item is settled (written or failed) while the batch is still `processing`. The
- * worker's last chunk usually ends its batch in the same commit; when that chunk was narrowed down
- * item by item, or its run stopped right after it, the terminal status (and its webhook deliveries)
- * follows in a transaction of its own. The bar reads 100 % then, so the page says why the status
+ * worker's last chunk usually ends its batch in the same commit; when that chunk took the rare path
+ * (a sku another product owns, or a write its data made fail), or its run stopped right after it,
+ * the terminal status (and its webhook deliveries) follows in a transaction of its own. The bar reads 100 % then, so the page says why the status
  * has not moved yet.
  */
 export function isFinishing(batch: BatchStatus): boolean {
