@@ -1,8 +1,8 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startStandbyPair, type StandbyPair } from '../../reliability/standby-pair.ts';
+import { standbyPairMissing } from '../helpers/standby-prerequisites.ts';
 import { REPLICA_CATCH_UP_MS } from '../../src/db/replica-reads.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
@@ -17,17 +17,6 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
  * statistics show.
  */
 
-/** Why this file skips here, or false (as test/reliability/standby-pair.test.ts). */
-function missing(): string | false {
-  if (!process.env.TEST_DATABASE_URL) return 'a server test: runs with TEST_DATABASE_URL set';
-  const root = '/usr/lib/postgresql';
-  const hasServer =
-    existsSync(root) && readdirSync(root).some((v) => existsSync(`${root}/${v}/bin/pg_basebackup`));
-  if (!hasServer) return 'needs the PostgreSQL server binaries (Debian: postgresql-15)';
-  if (!existsSync('/usr/sbin/pgbouncer')) return 'needs /usr/sbin/pgbouncer (Debian: pgbouncer)';
-  return false;
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function ask<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
@@ -40,7 +29,7 @@ async function ask<T extends pg.QueryResultRow>(url: string, sql: string): Promi
   }
 }
 
-void describe('reads from a streaming replica', { skip: missing() }, () => {
+void describe('reads from a streaming replica', { skip: standbyPairMissing() }, () => {
   let pair: StandbyPair;
   let service: TestService;
   let schema: string;

@@ -1,26 +1,11 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database } from '../../src/db/database.ts';
 import { openServerDatabase } from '../../src/db/server-database.ts';
 import { startStandbyPair, type StandbyPair } from '../../reliability/standby-pair.ts';
+import { standbyPairMissing } from '../helpers/standby-prerequisites.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Why these tests skip here, or false: they need PostgreSQL's server binaries and PgBouncer, and run
- * with the server tests (TEST_DATABASE_URL set) only, so that `.ci/run` runs them once, not in the
- * embedded pass as well; they start servers of their own and do not use that one.
- */
-function missing(): string | false {
-  if (!process.env.TEST_DATABASE_URL) return 'a server test: runs with TEST_DATABASE_URL set';
-  const root = '/usr/lib/postgresql';
-  const hasServer =
-    existsSync(root) && readdirSync(root).some((v) => existsSync(`${root}/${v}/bin/pg_basebackup`));
-  if (!hasServer) return 'needs the PostgreSQL server binaries (Debian: postgresql-15)';
-  if (!existsSync('/usr/sbin/pgbouncer')) return 'needs /usr/sbin/pgbouncer (Debian: pgbouncer)';
-  return false;
-}
 
 /**
  * One writer inserting numbered rows one at a time through `db` until `stop()`, remembering the
@@ -57,7 +42,7 @@ function writer(db: Database) {
  * (PgBouncer's). The standby's WAL receiver is stalled for a second first, while a writer goes on,
  * so that the difference between synchronous and asynchronous replication shows.
  */
-void describe('a failover to a streaming standby behind PgBouncer', { skip: missing() }, () => {
+void describe('a failover to a streaming standby behind PgBouncer', { skip: standbyPairMissing() }, () => {
   const opened: Array<{ pair: StandbyPair; db?: Database }> = [];
   after(async () => {
     for (const { pair, db } of opened) {
