@@ -16,6 +16,9 @@ export const DRAIN_BUDGET_MS = 20_000;
 /** Longest wait between a job's own tries while the database refuses work (1 + 2 + … + 16 s < the job's expiry). */
 const OUTAGE_RETRY_MAX_MS = 16_000;
 
+/** The lock a drain of `tenantId` holds (`Database.withLock`): one tenant's batches run one at a time. */
+export const tenantLockKey = (tenantId: string) => `tenant:${tenantId}`;
+
 /** The worker role: takes jobs off the queue and drains tenants' batches in submission order. */
 export interface BatchWorker {
   /** Takes jobs off the queue, `concurrency` at once, and starts the housekeeping. */
@@ -166,7 +169,9 @@ export function createBatchWorker(
 
   async function drainTenant(tenantId: string): Promise<void> {
     for (;;) {
-      const held = await db.withLock(`tenant:${tenantId}`, 0, (lockLost) => drainLocked(tenantId, lockLost));
+      const held = await db.withLock(tenantLockKey(tenantId), 0, (lockLost) =>
+        drainLocked(tenantId, lockLost),
+      );
       if (held === null) return;
       if (held.value === 'handed-off') {
         // Out of budget, or stopping: another job (here or in another process) takes it from here.

@@ -5,10 +5,11 @@ import { testServiceForFile } from '../helpers/test-service.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allProducts, assertProblem, ingestAndRead } from '../helpers/assertions.ts';
-import { processorOn, storeBatch } from '../helpers/stored-batch.ts';
+import { holdingTenant, processorOn, storeBatch } from '../helpers/stored-batch.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
-import { statementWaitsForLock } from '../helpers/lock-waits.ts';
+import { sessionWaitsOn } from '../helpers/lock-waits.ts';
 import { deleteVariant, lockProduct } from '../../src/catalog/catalog-delete.repository.ts';
+import { tenantLockKey } from '../../src/worker/batch-worker.ts';
 
 /** Deleting products and variants (docs/reference.md §10.5), through the real API and worker. */
 
@@ -138,7 +139,7 @@ void describe('DELETE /products/{external_id}', () => {
 
     let batchId = '';
     // The worker's per-tenant lock, held as a batch of the tenant being processed holds it.
-    const held = await svc.service.db.withLock(`tenant:${tenant}`, 10_000, async () => {
+    const held = await svc.service.db.withLock(tenantLockKey(tenant), 10_000, async () => {
       batchId = await svc.submit(token, [
         product({ external_id: 'heir', variants: [variant({ sku: 'freed' })] }),
         product({ external_id: 'again', name: 'Again', variants: [variant({ sku: 'new-1' })] }),
@@ -271,10 +272,15 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
       });
       assert.equal((await ingestAndRead(svc, token, [item])).final.status, 'completed');
 
-      // A variant delete that holds the product's row until the test lets it go on.
+      // A variant delete that holds the product's row until the test lets it go on. Its backend is
+      // known, so the wait below is this chunk's, not a statement of a test running beside it.
       let goOn!: () => void;
+      let backend!: (pid: number) => void;
+      const deleteBackend = new Promise<number>((resolve) => (backend = resolve));
       const deleting = db.transaction(async (tx) => {
         assert.ok(await lockProduct(tx, tenant, 'raced'));
+        const [own] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        backend(own!.pid);
         await new Promise<void>((resolve) => (goOn = resolve));
         await deleteVariant(tx, { tenantId: tenant, externalId: 'raced', sku: 'r-2' });
         const [row] = await tx.query<{ at: string }>(
@@ -286,20 +292,22 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
       });
       // A batch renaming the product: its chunk's transaction starts before the delete stamps the
       // product, then waits for the row (the lock its history takes before the upserts, lockProducts).
+      // The tenant is held as a drain holds it, so the service's worker, which ran the first batch,
+      // cannot also run this one.
       const renamed = { ...item, name: 'Renamed', variants: [(item.variants as unknown[])[0]] };
-      const batchId = await storeBatch(db, tenant, [renamed]);
-      const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
-      assert.ok(
-        await statementWaitsForLock(
-          db,
-          '%FROM products WHERE tenant_id = $1 AND external_id = k.external_id FOR UPDATE%',
-        ),
-        'the chunk never waited for the product row',
-      );
-      await sleep(20);
-      goOn();
-      const deletedAt = await deleting;
-      await processing;
+      const deletedAt = await holdingTenant(db, tenant, async () => {
+        const batchId = await storeBatch(db, tenant, [renamed]);
+        const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
+        assert.ok(
+          await sessionWaitsOn(db, await deleteBackend),
+          'the chunk never waited for the product row',
+        );
+        await sleep(20);
+        goOn();
+        const at = await deleting;
+        assert.equal((await processing).status, 'completed');
+        return at;
+      });
 
       const after = (await get(productUrl('raced'), token)).json<{
         name: string;

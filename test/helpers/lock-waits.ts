@@ -20,17 +20,6 @@ async function seenWithin(
   }
 }
 
-/** Whether a statement of this database whose text matches `pattern` (`ILIKE`) waits for a lock. */
-export function statementWaitsForLock(db: Queryable, pattern: string, timeoutMs = 10_000): Promise<boolean> {
-  return seenWithin(
-    db,
-    `SELECT count(*)::int AS n FROM pg_stat_activity
-     WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE $1`,
-    [pattern],
-    timeoutMs,
-  );
-}
-
 /**
  * Whether a statement of another session waits for a lock that the session of backend `pid` holds:
  * unlike a match on the statement's text, it cannot be fooled by another test's session waiting on

@@ -3,7 +3,7 @@ import type { Database } from '../../src/db/database.ts';
 import { insertBatch, insertBatchItems } from '../../src/ingestion/batches/batch.repository.ts';
 import { createBatchProcessor, type BatchProcessor } from '../../src/worker/batch-processor.ts';
 import { createItemValidator } from '../../src/validation/item-validator.ts';
-import { createBatchWorker, type BatchWorker } from '../../src/worker/batch-worker.ts';
+import { createBatchWorker, tenantLockKey, type BatchWorker } from '../../src/worker/batch-worker.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import type { JobQueue } from '../../src/queue/job-queue.ts';
 import { pino } from 'pino';
@@ -19,6 +19,19 @@ export async function storeBatch(db: Database, tenantId: string, items: unknown[
     await insertBatchItems(tx, { tenantId, batchId, body: JSON.stringify({ items }) });
   });
   return batchId;
+}
+
+/**
+ * Runs `work` holding the tenant's drain lock, as the service's worker holds it, waiting up to 10 s
+ * for it. A test that submitted a batch of the tenant through the API and then stores batches of
+ * it directly needs this: the worker, ending that drain, looks once more for the tenant's
+ * unfinished batches (batch-worker.ts, drainTenant) and would run one stored meanwhile, beside or
+ * instead of the test's own processor. Finding the lock held, it leaves them alone.
+ */
+export async function holdingTenant<T>(db: Database, tenantId: string, work: () => Promise<T>): Promise<T> {
+  const held = await db.withLock(tenantLockKey(tenantId), 10_000, work);
+  if (!held) throw new Error(`the service's worker kept tenant ${tenantId} for 10 s`);
+  return held.value;
 }
 
 /** A batch processor on `db` with the real validator. */

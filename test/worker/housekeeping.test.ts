@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { storeBatch } from '../helpers/stored-batch.ts';
+import { holdingTenant, storeBatch } from '../helpers/stored-batch.ts';
 import { startSecondWorker } from '../helpers/second-worker.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { batchStatus, assertCounters, countersOf, waitTerminal } from '../helpers/assertions.ts';
@@ -212,29 +212,35 @@ void describe('retention', () => {
         id === old ? 'completed_with_errors' : 'failed',
       );
     }
-    // Never run (no job was sent for it), and older than any retention: still to be processed.
-    const unfinished = await storeBatch(svc.service.db, tenant, [product()]);
-    // As a repair that reopened a batch would leave it: unfinished, its old end still set.
-    const reopened = await storeBatch(svc.service.db, tenant, [product()]);
     await age(tenant, old, 30 * DAY_SECONDS + 60);
     await age(tenant, young, 30 * DAY_SECONDS - 60);
     await age(other, othersOld, 31 * DAY_SECONDS);
     assert.equal(await errorRows(tenant, old), 1);
 
-    // The unfinished ones are aged, the deletion run and their statuses read in one transaction: a
-    // batch untouched for a year is stale, and the service's worker would resume it at its next
-    // sweep (every 30 s), maybe between the ageing and the reading.
-    const statuses = await svc.service.db.transaction(async (tx) => {
-      await age(tenant, unfinished, 365 * DAY_SECONDS, tx);
-      await tx.query(
-        `UPDATE batches SET ended_at = now() - interval '365 days' WHERE tenant_id = $1 AND id = $2`,
-        [tenant, reopened],
-      );
-      await deleteExpiredBatches(tx, 30);
-      return tx.query<{ status: string }>(
-        `SELECT status FROM batches WHERE tenant_id = $1 AND id IN ($2, $3)`,
-        [tenant, unfinished, reopened],
-      );
+    // Two unfinished batches, stored and read with the tenant held: the worker ending this tenant's
+    // drain looks once more for its unfinished batches, and would run them.
+    const db = svc.service.db;
+    const { unfinished, reopened, statuses } = await holdingTenant(db, tenant, async () => {
+      // Never run (no job was sent for it), and older than any retention: still to be processed.
+      const unfinished = await storeBatch(db, tenant, [product()]);
+      // As a repair that reopened a batch would leave it: unfinished, its old end still set.
+      const reopened = await storeBatch(db, tenant, [product()]);
+      // They are aged, the deletion run and their statuses read in one transaction: a batch
+      // untouched for a year is stale, and the service's worker would resume it at its next sweep
+      // (every 30 s), maybe between the ageing and the reading.
+      const statuses = await db.transaction(async (tx) => {
+        await age(tenant, unfinished, 365 * DAY_SECONDS, tx);
+        await tx.query(
+          `UPDATE batches SET ended_at = now() - interval '365 days' WHERE tenant_id = $1 AND id = $2`,
+          [tenant, reopened],
+        );
+        await deleteExpiredBatches(tx, 30);
+        return tx.query<{ status: string }>(
+          `SELECT status FROM batches WHERE tenant_id = $1 AND id IN ($2, $3)`,
+          [tenant, unfinished, reopened],
+        );
+      });
+      return { unfinished, reopened, statuses };
     });
     assert.deepEqual(
       statuses.map((row) => row.status),
