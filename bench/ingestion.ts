@@ -18,6 +18,12 @@ export interface IngestionBenchOptions {
   baselineUrl?: string;
   batchesPerRun: number;
   repeats: number;
+  /**
+   * Repeats run first and not counted: the service's first batches run before V8 has compiled its
+   * hot paths and before the new schema's pages are cached, on both sides, at about half the pace
+   * of the repeats after them (docs/performance.md).
+   */
+  warmUpRepeats: number;
   growthLevels: number[];
   growthBatches: number;
   pollers: number;
@@ -189,7 +195,9 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     const fresh: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
     const update: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
     const resend: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
-    for (let r = 0; r < options.repeats; r++) {
+    const repeats = options.warmUpRepeats + options.repeats;
+    for (let r = 0; r < repeats; r++) {
+      const warmUp = r < options.warmUpRepeats;
       const prefix = `r${r}-${randomUUID().slice(0, 8)}`;
       const batches = Array.from({ length: options.batchesPerRun }, (_, b) => generateBatch(prefix, b));
       const updates = Array.from({ length: options.batchesPerRun }, (_, b) =>
@@ -212,14 +220,18 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
           items.map((batch) => JSON.stringify({ items: batch })),
           latencies,
         );
-        figures.baseline.push(base);
-        figures.endToEnd.push(e2e);
-        figures.ratio.push(e2e / base);
+        if (!warmUp) {
+          figures.baseline.push(base);
+          figures.endToEnd.push(e2e);
+          figures.ratio.push(e2e / base);
+        }
         return `${e2e.toFixed(0)}/s vs baseline ${base.toFixed(0)}/s`;
       };
 
-      const freshLine = await phase(fresh, batches, submitLatencies);
-      const updateLine = await phase(update, updates, submitLatencies);
+      // A warm-up's submissions are a cold service's: they are not counted either.
+      const latencies = warmUp ? [] : submitLatencies;
+      const freshLine = await phase(fresh, batches, latencies);
+      const updateLine = await phase(update, updates, latencies);
       // The ratios are with history on (CONTRACT §11.3): each product now has its create and its update.
       const recorded = await client.historyActions(`${prefix}-p0`);
       if (recorded.join() !== 'update,create') throw new Error(`history of ${prefix}-p0: ${recorded.join()}`);
@@ -227,7 +239,8 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
       const resendLine = await phase(resend, resends, []);
       countIngested(3 * options.batchesPerRun * BATCH);
       log(
-        `repeat ${r + 1}/${options.repeats}: fresh ${freshLine}; update ${updateLine}; resend ${resendLine}`,
+        `${warmUp ? 'warm-up' : `repeat ${r + 1 - options.warmUpRepeats}/${options.repeats}`}: ` +
+          `fresh ${freshLine}; update ${updateLine}; resend ${resendLine}`,
       );
     }
 

@@ -178,7 +178,10 @@ function ingestionOptions(overrides: Partial<IngestionBenchOptions> = {}): Inges
   return {
     databaseUrl,
     batchesPerRun: smoke ? 2 : 10,
-    repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
+    // Five: the repeats of one run spread by up to 0.3 on this two-core machine, and the median of
+    // three moved by as much from run to run (docs/performance.md).
+    repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 5,
+    warmUpRepeats: smoke ? 0 : 1,
     growthLevels: smoke ? [1, 2] : [1, 10, 100],
     // As many as an end-to-end run: 5 batches (≈ 1 s) let one slow spell of the machine move a level by a third.
     growthBatches: smoke ? 1 : 20,
