@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { dropSchemaWithJobs } from '../test/helpers/drop-schema.ts';
+import { createBenchDatabase } from './bench-database.ts';
 import { openBaseline } from './baseline.ts';
 import { generateBatch } from './catalog-generator.ts';
 import { createBenchClient, percentile, type BenchClient } from './http-client.ts';
@@ -165,10 +165,14 @@ export async function endToEnd(client: BenchClient, bodies: string[], latencies:
 /** Runs the whole ingestion benchmark against one database kind. */
 export async function benchIngestion(options: IngestionBenchOptions): Promise<IngestionBenchResult> {
   const { log } = options;
-  const schema = `bench_${process.pid}_${Date.now() % 100000}`;
-  const serviceEnv: Record<string, string> = options.databaseUrl
-    ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema }
-    : {};
+  const database = options.databaseUrl
+    ? await createBenchDatabase(
+        options.baselineUrl ?? options.databaseUrl,
+        options.databaseUrl,
+        `bench_${process.pid}_${Date.now() % 100000}`,
+      )
+    : null;
+  const serviceEnv: Record<string, string> = database ? { DATABASE_URL: database.url } : {};
   if (!options.analyzer) serviceEnv.ANALYSIS_ENABLED = 'false';
   const webhooks = options.webhook ? await startBenchWebhooks() : null;
   if (webhooks) serviceEnv.WEBHOOK_ALLOW_PRIVATE_HOSTS = 'true';
@@ -371,6 +375,6 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     await baseline.close();
     await service.stop();
     await webhooks?.close();
-    if (options.databaseUrl) await dropSchemaWithJobs(options.databaseUrl, schema);
+    await database?.drop();
   }
 }
