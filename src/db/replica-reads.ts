@@ -72,8 +72,10 @@ async function hasReplayed(replica: Queryable, lsn: string): Promise<boolean> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Asks the replica until it has replayed `lsn`, for up to `waitMs`. A replica slow to answer counts
- * as behind at the deadline (its answer is dropped): the bound holds whatever the replica does.
+ * Asks the replica until it has replayed `lsn`, for up to `waitMs`: the bound holds whatever the
+ * replica does. A poll still unanswered at the bound is dropped: the replica is behind if it
+ * answered an earlier one, and failed if it answered none (a trivial query a live replica answers
+ * in a millisecond; one dropping packets answers nothing and throws no error either).
  */
 async function waitForReplay(
   replica: Queryable,
@@ -81,16 +83,22 @@ async function waitForReplay(
   { waitMs, pollMs }: { waitMs: number; pollMs: number },
 ): Promise<{ outcome: ReplicaReadOutcome; error?: unknown }> {
   const deadline = Date.now() + waitMs;
+  let answered = false;
   const polling = (async () => {
     for (;;) {
-      if (await hasReplayed(replica, lsn)) return { outcome: 'replica' as const };
+      const replayed = await hasReplayed(replica, lsn);
+      answered = true;
+      if (replayed) return { outcome: 'replica' as const };
       if (Date.now() + pollMs > deadline) return { outcome: 'behind' as const };
       await sleep(pollMs);
     }
   })().catch((error: unknown) => ({ outcome: 'failed' as const, error }));
+  const silent = () => new Error(`the replica answered no poll of its replay within ${waitMs + pollMs} ms`);
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<{ outcome: 'behind' }>((resolve) => {
-    timer = setTimeout(() => resolve({ outcome: 'behind' }), waitMs + pollMs);
+  const timeout = new Promise<{ outcome: ReplicaReadOutcome; error?: unknown }>((resolve) => {
+    const atTheBound = () =>
+      resolve(answered ? { outcome: 'behind' } : { outcome: 'failed', error: silent() });
+    timer = setTimeout(atTheBound, waitMs + pollMs);
   });
   try {
     return await Promise.race([polling, timeout]);
