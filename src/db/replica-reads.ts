@@ -26,9 +26,9 @@ export interface ReplicaReads {
   /**
    * Statements for one request's reads that see every write committed before this call: on the
    * replica once it has replayed them (waiting up to {@link REPLICA_CATCH_UP_MS}), else on the
-   * primary. A statement the replica fails (unreachable, a recovery conflict) is run again on the
-   * primary, which serves the rest of the request: each statement is a snapshot of its own, and
-   * the primary is never behind the replica.
+   * primary. A statement the replica fails (unreachable, a recovery conflict, its statement
+   * timeout) is run again on the primary, which serves the rest of the request: each statement is a
+   * snapshot of its own, and the primary is never behind the replica.
    */
   consistentReader(): Promise<Queryable>;
   close(): Promise<void>;

@@ -1,15 +1,20 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Queryable } from '../../src/db/database.ts';
+import type { Database, Queryable } from '../../src/db/database.ts';
+import { openServerDatabase } from '../../src/db/server-database.ts';
 import { createReplicaReads, type ReplicaReadOutcome } from '../../src/db/replica-reads.ts';
+import { openReplicaPool, REPLICA_STATEMENT_TIMEOUT_MS } from '../../src/app/start-replica-reads.ts';
 
 /**
  * The rule of src/db/replica-reads.ts with stand-ins for the two servers: where a request's reads
  * go, given what the replica says of its replay, how long that may take, and what happens when the
- * replica fails. The real servers are in test/db/replica-reads-standby.test.ts.
+ * replica fails. The replica pool's statement timeout on a real server (TEST_DATABASE_URL) at the
+ * end; a real standby is in test/db/replica-reads-standby.test.ts.
  */
 
 const PRIMARY_LSN = '0/16B3748';
+const serverUrl = process.env.TEST_DATABASE_URL;
+const skip = serverUrl ? false : 'a server test: runs with TEST_DATABASE_URL set';
 
 /** A server that answers the WAL questions with `position` and every other statement with its name. */
 function server(name: string, position: () => Promise<boolean> = async () => true) {
@@ -139,5 +144,54 @@ void describe('replica reads: the replica once it has replayed the primary’s p
       throw down;
     };
     await assert.rejects(reads.consistentReader(), down);
+  });
+});
+
+void describe('the replica pool’s statement timeout, on a server', { skip }, () => {
+  test('every statement of the replica pool runs with it, with or without a schema, as query and as exec', async () => {
+    assert.equal(REPLICA_STATEMENT_TIMEOUT_MS, 10_000);
+    for (const databaseSchema of [undefined, 'replica_reads_timeout']) {
+      const pool = await openReplicaPool(serverUrl!, { databaseReadPoolSize: 1, databaseSchema });
+      try {
+        const ask = "SELECT current_setting('statement_timeout') AS timeout";
+        const [queried] = await pool.query<{ timeout: string }>(ask);
+        const [executed] = await pool.exec(ask);
+        assert.deepEqual([queried?.timeout, executed?.timeout], ['10s', '10s'], `schema ${databaseSchema}`);
+      } finally {
+        await pool.close();
+      }
+    }
+  });
+
+  test('a statement running past it is cancelled on the replica and run again on the primary, counted failed', async () => {
+    // One server in both roles, told apart by application_name: not in recovery, it has replayed all.
+    const opened: Database[] = [];
+    try {
+      const replica = await openServerDatabase(serverUrl!, {
+        max: 1,
+        applicationName: 'replica',
+        statementTimeoutMs: 100,
+      });
+      opened.push(replica);
+      const primary = await openServerDatabase(serverUrl!, { max: 1, applicationName: 'primary' });
+      opened.push(primary);
+      const heard: Array<{ outcome: ReplicaReadOutcome; code?: unknown }> = [];
+      const reads = createReplicaReads({
+        primary,
+        replica,
+        onRead: (outcome, error) =>
+          heard.push(
+            error === undefined ? { outcome } : { outcome, code: (error as { code?: unknown }).code },
+          ),
+      });
+      const db = await reads.consistentReader();
+      const rows = await db.query<{ from: string }>(
+        "SELECT current_setting('application_name') AS from, pg_sleep(0.3)::text AS slept",
+      );
+      assert.deepEqual(rows, [{ from: 'primary', slept: '' }]);
+      assert.deepEqual(heard, [{ outcome: 'replica' }, { outcome: 'failed', code: '57014' }]);
+    } finally {
+      for (const db of opened) await db.close();
+    }
   });
 });
