@@ -82,6 +82,8 @@ export async function startReplicaReads(
         log.info('the replica (DATABASE_READ_URL) serves reads again');
       } else if (outcome === 'behind') {
         log.debug('the replica was behind the read; the primary served it');
+      } else if (outcome === 'skipped') {
+        log.debug('the replica was behind or failing a moment ago; the primary served the read');
       }
     },
   });

@@ -17,18 +17,31 @@ import type { Database, Queryable } from './database-types.ts';
 export const REPLICA_CATCH_UP_MS = 250;
 /** How often the replica's replay position is asked for while a read waits for it. */
 const REPLICA_POLL_MS = 10;
+/**
+ * How long reads go straight to the primary, without asking the replica, after a read found it
+ * behind or failing; then one read tries it again. A lag rarely clears at once (a burst of writes
+ * to replay, replay held by a query up to max_standby_streaming_delay's 30 s), and without this
+ * memory every read pays the whole {@link REPLICA_CATCH_UP_MS} while it lasts. A second makes that
+ * one read's wait per second, a quarter of a second at most, and keeps reads on the primary for at
+ * most a second after the replica has caught up.
+ */
+export const REPLICA_SKIP_MS = 1_000;
 
-/** Where a read went: the replica, or the primary because the replica was behind or failed. */
-export type ReplicaReadOutcome = 'replica' | 'behind' | 'failed';
+/**
+ * Where a read went: the replica, or the primary because the replica was behind or failed, or
+ * because it was either a moment ago ({@link REPLICA_SKIP_MS}) and was not asked.
+ */
+export type ReplicaReadOutcome = 'replica' | 'behind' | 'failed' | 'skipped';
 
 /** The reads that may be served by a replica. */
 export interface ReplicaReads {
   /**
    * Statements for one request's reads that see every write committed before this call: on the
    * replica once it has replayed them (waiting up to {@link REPLICA_CATCH_UP_MS}), else on the
-   * primary. A statement the replica fails (unreachable, a recovery conflict, its statement
-   * timeout) is run again on the primary, which serves the rest of the request: each statement is a
-   * snapshot of its own, and the primary is never behind the replica.
+   * primary, at once while the replica was behind or failing a moment ago ({@link REPLICA_SKIP_MS}).
+   * A statement the replica fails (unreachable, a recovery conflict, its statement timeout) is run
+   * again on the primary, which serves the rest of the request: each statement is a snapshot of its
+   * own, and the primary is never behind the replica.
    */
   consistentReader(): Promise<Queryable>;
   close(): Promise<void>;
@@ -158,20 +171,41 @@ export function createReplicaReads({
   onRead,
   waitMs = REPLICA_CATCH_UP_MS,
   pollMs = REPLICA_POLL_MS,
+  skipMs = REPLICA_SKIP_MS,
 }: {
   primary: Queryable;
   replica: Queryable & Pick<Database, 'close'>;
   onRead: (outcome: ReplicaReadOutcome, error?: unknown) => void;
   waitMs?: number;
   pollMs?: number;
+  skipMs?: number;
 }): ReplicaReads {
+  // Until when reads skip the replica (0: since it last served, they ask it), and whether the one
+  // read that tries it again once that time has passed is under way. Per process, as the pool is.
+  let skipUntil = 0;
+  let trying = false;
+  const heard = (outcome: ReplicaReadOutcome, error?: unknown) => {
+    skipUntil = outcome === 'replica' ? 0 : Date.now() + skipMs;
+    onRead(outcome, error);
+  };
   return {
     async consistentReader() {
-      const lsn = await primaryPosition(primary);
-      const { outcome, error } = await waitForReplay(replica, lsn, { waitMs, pollMs });
-      onRead(outcome, error);
-      if (outcome !== 'replica') return primary;
-      return replicaFirst(replica, primary, (error) => onRead('failed', error));
+      if (trying || Date.now() < skipUntil) {
+        onRead('skipped');
+        return primary;
+      }
+      // The time has passed: this read alone asks the replica again, the others skip it meanwhile.
+      const trial = skipUntil !== 0;
+      trying = trial;
+      try {
+        const lsn = await primaryPosition(primary);
+        const { outcome, error } = await waitForReplay(replica, lsn, { waitMs, pollMs });
+        heard(outcome, error);
+        if (outcome !== 'replica') return primary;
+      } finally {
+        if (trial) trying = false;
+      }
+      return replicaFirst(replica, primary, (error) => heard('failed', error));
     },
     close: () => replica.close(),
   };
