@@ -17,18 +17,31 @@ import type { Database, Queryable } from './database-types.ts';
 export const REPLICA_CATCH_UP_MS = 250;
 /** How often the replica's replay position is asked for while a read waits for it. */
 const REPLICA_POLL_MS = 10;
+/**
+ * How long reads go straight to the primary, without asking the replica, after a read found it
+ * behind or failing; then one read tries it again. A lag rarely clears at once (a burst of writes
+ * to replay, replay held by a query up to max_standby_streaming_delay's 30 s), and without this
+ * memory every read pays the whole {@link REPLICA_CATCH_UP_MS} while it lasts. A second makes that
+ * one read's wait per second, a quarter of a second at most, and keeps reads on the primary for at
+ * most a second after the replica has caught up.
+ */
+export const REPLICA_SKIP_MS = 1_000;
 
-/** Where a read went: the replica, or the primary because the replica was behind or failed. */
-export type ReplicaReadOutcome = 'replica' | 'behind' | 'failed';
+/**
+ * Where a read went: the replica, or the primary because the replica was behind or failed, or
+ * because it was either a moment ago ({@link REPLICA_SKIP_MS}) and was not asked.
+ */
+export type ReplicaReadOutcome = 'replica' | 'behind' | 'failed' | 'skipped';
 
 /** The reads that may be served by a replica. */
 export interface ReplicaReads {
   /**
    * Statements for one request's reads that see every write committed before this call: on the
    * replica once it has replayed them (waiting up to {@link REPLICA_CATCH_UP_MS}), else on the
-   * primary. A statement the replica fails (unreachable, a recovery conflict) is run again on the
-   * primary, which serves the rest of the request: each statement is a snapshot of its own, and
-   * the primary is never behind the replica.
+   * primary, at once while the replica was behind or failing a moment ago ({@link REPLICA_SKIP_MS}).
+   * A statement the replica fails (unreachable, a recovery conflict, its statement timeout) is run
+   * again on the primary, which serves the rest of the request: each statement is a snapshot of its
+   * own, and the primary is never behind the replica.
    */
   consistentReader(): Promise<Queryable>;
   close(): Promise<void>;
@@ -72,8 +85,10 @@ async function hasReplayed(replica: Queryable, lsn: string): Promise<boolean> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Asks the replica until it has replayed `lsn`, for up to `waitMs`. A replica slow to answer counts
- * as behind at the deadline (its answer is dropped): the bound holds whatever the replica does.
+ * Asks the replica until it has replayed `lsn`, for up to `waitMs`: the bound holds whatever the
+ * replica does. A poll still unanswered at the bound is dropped: the replica is behind if it
+ * answered an earlier one, and failed if it answered none (a trivial query a live replica answers
+ * in a millisecond; one dropping packets answers nothing and throws no error either).
  */
 async function waitForReplay(
   replica: Queryable,
@@ -81,16 +96,22 @@ async function waitForReplay(
   { waitMs, pollMs }: { waitMs: number; pollMs: number },
 ): Promise<{ outcome: ReplicaReadOutcome; error?: unknown }> {
   const deadline = Date.now() + waitMs;
+  let answered = false;
   const polling = (async () => {
     for (;;) {
-      if (await hasReplayed(replica, lsn)) return { outcome: 'replica' as const };
+      const replayed = await hasReplayed(replica, lsn);
+      answered = true;
+      if (replayed) return { outcome: 'replica' as const };
       if (Date.now() + pollMs > deadline) return { outcome: 'behind' as const };
       await sleep(pollMs);
     }
   })().catch((error: unknown) => ({ outcome: 'failed' as const, error }));
+  const silent = () => new Error(`the replica answered no poll of its replay within ${waitMs + pollMs} ms`);
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<{ outcome: 'behind' }>((resolve) => {
-    timer = setTimeout(() => resolve({ outcome: 'behind' }), waitMs + pollMs);
+  const timeout = new Promise<{ outcome: ReplicaReadOutcome; error?: unknown }>((resolve) => {
+    const atTheBound = () =>
+      resolve(answered ? { outcome: 'behind' } : { outcome: 'failed', error: silent() });
+    timer = setTimeout(atTheBound, waitMs + pollMs);
   });
   try {
     return await Promise.race([polling, timeout]);
@@ -150,20 +171,41 @@ export function createReplicaReads({
   onRead,
   waitMs = REPLICA_CATCH_UP_MS,
   pollMs = REPLICA_POLL_MS,
+  skipMs = REPLICA_SKIP_MS,
 }: {
   primary: Queryable;
   replica: Queryable & Pick<Database, 'close'>;
   onRead: (outcome: ReplicaReadOutcome, error?: unknown) => void;
   waitMs?: number;
   pollMs?: number;
+  skipMs?: number;
 }): ReplicaReads {
+  // Until when reads skip the replica (0: since it last served, they ask it), and whether the one
+  // read that tries it again once that time has passed is under way. Per process, as the pool is.
+  let skipUntil = 0;
+  let trying = false;
+  const heard = (outcome: ReplicaReadOutcome, error?: unknown) => {
+    skipUntil = outcome === 'replica' ? 0 : Date.now() + skipMs;
+    onRead(outcome, error);
+  };
   return {
     async consistentReader() {
-      const lsn = await primaryPosition(primary);
-      const { outcome, error } = await waitForReplay(replica, lsn, { waitMs, pollMs });
-      onRead(outcome, error);
-      if (outcome !== 'replica') return primary;
-      return replicaFirst(replica, primary, (error) => onRead('failed', error));
+      if (trying || Date.now() < skipUntil) {
+        onRead('skipped');
+        return primary;
+      }
+      // The time has passed: this read alone asks the replica again, the others skip it meanwhile.
+      const trial = skipUntil !== 0;
+      trying = trial;
+      try {
+        const lsn = await primaryPosition(primary);
+        const { outcome, error } = await waitForReplay(replica, lsn, { waitMs, pollMs });
+        heard(outcome, error);
+        if (outcome !== 'replica') return primary;
+      } finally {
+        if (trial) trying = false;
+      }
+      return replicaFirst(replica, primary, (error) => heard('failed', error));
     },
     close: () => replica.close(),
   };

@@ -41,6 +41,7 @@ export async function openServerDatabase(
     schema,
     applicationName = 'catalog-ingestion',
     connectTimeoutMs = 0,
+    statementTimeoutMs = 0,
     onRefillError = () => undefined,
   }: {
     max?: number;
@@ -53,6 +54,11 @@ export async function openServerDatabase(
     applicationName?: string;
     /** How long opening a connection may take before it fails; 0 waits as long as the OS does. */
     connectTimeoutMs?: number;
+    /**
+     * The server's `statement_timeout` for every statement of this pool (`SET LOCAL` in its
+     * transaction, which a statement then always gets); 0 leaves the server's own.
+     */
+    statementTimeoutMs?: number;
     /** Told the first error of each outage that keeps the kept connections from reopening. */
     onRefillError?: (error: Error) => void;
   } = {},
@@ -72,12 +78,13 @@ export async function openServerDatabase(
   // behind a table lock gives up (55P03, which the job retries): the lock may itself be waiting for
   // the transaction that waits for this read, a cycle PostgreSQL cannot see (Database.reader).
   const readerPool = readers > 0 ? new pg.Pool({ ...connection, max: readers }) : null;
-  // Sent as one simple query: the settings cost no round trip of their own.
-  const begin = beginWith(schema ? [`SET LOCAL search_path TO ${quoteIdentifier(schema)}`] : []);
-  const beginReader = beginWith([
+  // Each statement's settings, sent with its BEGIN as one simple query: they cost no round trip.
+  const settings = [
     ...(schema ? [`SET LOCAL search_path TO ${quoteIdentifier(schema)}`] : []),
-    `SET LOCAL lock_timeout = ${READER_LOCK_TIMEOUT_MS}`,
-  ]);
+    ...(statementTimeoutMs > 0 ? [`SET LOCAL statement_timeout = ${statementTimeoutMs}`] : []),
+  ];
+  const begin = beginWith(settings);
+  const beginReader = beginWith([...settings, `SET LOCAL lock_timeout = ${READER_LOCK_TIMEOUT_MS}`]);
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   readerPool?.on('error', () => undefined);
@@ -114,17 +121,18 @@ export async function openServerDatabase(
   };
 
   /**
-   * The main pool's statements in the schema: each in a transaction of its own, opened with the
-   * search_path; without a schema, straight on the pool. A multi-statement `exec` runs as one
-   * implicit transaction, so the setting goes in front of it: it lasts up to the string's first
-   * COMMIT (pg-boss's locked sections end with theirs, and name their schema).
+   * The main pool's statements with the settings (the schema's search_path, the statement
+   * timeout): each in a transaction of its own, opened with them; without any, straight on the
+   * pool. A multi-statement `exec` runs as one implicit transaction, so the settings go in front of
+   * it: they last up to the string's first COMMIT (pg-boss's locked sections end with theirs, and
+   * name their schema).
    */
   const statements = (): Queryable => {
     const direct = wrap(pool);
-    if (!schema) return direct;
+    if (settings.length === 0) return direct;
     return {
       query: (text, params) => inTransaction(pool, begin, (tx) => tx.query(text, params)),
-      exec: (text) => direct.exec(`SET LOCAL search_path TO ${quoteIdentifier(schema)}; ${text}`),
+      exec: (text) => direct.exec(`${settings.join('; ')}; ${text}`),
     };
   };
   const readerStatements = (from: pg.Pool): Queryable => ({

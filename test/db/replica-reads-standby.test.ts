@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startStandbyPair, type StandbyPair } from '../../reliability/standby-pair.ts';
 import { standbyPairMissing } from '../helpers/standby-prerequisites.ts';
-import { REPLICA_CATCH_UP_MS } from '../../src/db/replica-reads.ts';
+import { REPLICA_CATCH_UP_MS, REPLICA_SKIP_MS } from '../../src/db/replica-reads.ts';
 import { product, variant } from '../helpers/catalog-fixtures.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
@@ -13,7 +13,8 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
  * (reliability/standby-pair.ts), the whole service with DATABASE_URL at the primary (through the
  * pair's PgBouncer in transaction pooling mode) and DATABASE_READ_URL at the standby. The standby's
  * replay is paused to hold it behind: the export, search and history a client reads right after its
- * own write then come from the primary; once it replays again, from the standby, which its own
+ * own write then come from the primary (the first after waiting for the standby, the others at
+ * once, as it was behind a moment ago); once it replays again, from the standby, which its own
  * statistics show.
  */
 
@@ -163,10 +164,10 @@ void describe('reads from a streaming replica', { skip: standbyPairMissing() }, 
     check(behind);
     assert.deepEqual(
       await counted(),
-      { behind: 3 },
-      'each read waited for the paused replica, then took the primary',
+      { behind: 1, skipped: 2 },
+      'the export waited for the paused replica, then took the primary; the two after it skipped the replica',
     );
-    for (const ms of behind.ms) assert.ok(ms >= REPLICA_CATCH_UP_MS, `a read waited ${ms} ms`);
+    assert.ok(behind.ms[0]! >= REPLICA_CATCH_UP_MS, `the export waited ${behind.ms[0]} ms`);
     assert.equal(await settledStandbyScans(), scansBefore, 'the standby read no products');
 
     await ask(pair.standbyUrl, 'SELECT pg_wal_replay_resume()');
@@ -174,6 +175,8 @@ void describe('reads from a streaming replica', { skip: standbyPairMissing() }, 
       assert.ok(tries < 100, 'the standby replays the second batch once resumed');
       await sleep(100);
     }
+    // The reads skip the replica for a second after the export found it behind.
+    await sleep(REPLICA_SKIP_MS);
     service.service.metrics.replicaReads.reset();
     const caughtUp = await read();
     check(caughtUp);
