@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import { flatString } from '../runtime/flat-string.ts';
 import { deletionInRuns, type RetentionDeletion } from '../db/deletion-in-runs.ts';
+import { HIDDEN_TENANT } from '../db/hidden-tenant.ts';
 import type { DiffElement } from './catalog-diff.ts';
 
 /** SQL of the product history (docs/reference.md §11.3): the writes that record changes, the reads, the retention. */
@@ -94,12 +95,13 @@ export async function insertSerializedHistory(
 ): Promise<void> {
   if (entries.count === 0) return;
   // The label is the batch's own (null for an API delete, or a batch without one), read here so
-  // that the batch row stays its one source. `::json` checks each diff, for the json column.
+  // that the batch row stays its one source, by its primary key (HIDDEN_TENANT). `::json` checks
+  // each diff, for the json column.
   await tx.query(
     `INSERT INTO product_history (tenant_id, external_id, n, at, action, batch_id, item_index, label, diff)
      SELECT $1, x.external_id, ${NEXT_N('x.external_id')} + x.ordinal, date_trunc('milliseconds', now()),
             x.action, $2, x.item_index,
-            (SELECT b.label FROM batches b WHERE b.tenant_id = $1 AND b.id = $2::uuid), x.diff::json
+            (SELECT b.label FROM batches b WHERE b.tenant_id = ${HIDDEN_TENANT} AND b.id = $2::uuid), x.diff::json
      FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], string_to_array($7, chr(30)))
        AS x(external_id, ordinal, action, item_index, diff)`,
     [

@@ -1,11 +1,16 @@
 import { queryRow, type Queryable } from '../../db/database.ts';
+import { HIDDEN_TENANT } from '../../db/hidden-tenant.ts';
 import type { ItemFailure } from '../../validation/item-errors.ts';
 import { SETTLED_STATUS_SQL, STATUS_SQL, UNFINISHED_SQL, type BatchStatus } from '../batch-status.ts';
 import { BATCH_COLUMNS, toBatchRow, type BatchKey, type BatchRow } from './batch.repository.ts';
 
 export type { BatchKey };
 
-/** SQL of the `batches` table, worker side: reading items and recording progress. */
+/**
+ * SQL of the `batches` table, worker side: reading items and recording progress. A statement on one
+ * batch names its tenant as {@link HIDDEN_TENANT}, so that a tenant newer than the table's last
+ * ANALYZE still finds its batch by the primary key.
+ */
 
 /**
  * What else a batch's end writes in the statement that ends it: a statement over the CTE named
@@ -62,7 +67,7 @@ export async function countBatchAttempt(db: Queryable, batch: BatchKey): Promise
     `UPDATE batches SET attempts = attempts + 1,
             status = CASE WHEN status = ${STATUS_SQL.accepted} THEN ${STATUS_SQL.validating} ELSE status END,
             updated_at = CASE WHEN status = ${STATUS_SQL.accepted} THEN ${TOUCH_VALUE} ELSE updated_at END
-     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL}
+     WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2 AND status IN ${UNFINISHED_SQL}
      RETURNING ${BATCH_COLUMNS}`,
     [batch.tenantId, batch.batchId],
     toBatchRow,
@@ -71,10 +76,10 @@ export async function countBatchAttempt(db: Queryable, batch: BatchKey): Promise
 
 /** Takes back the count of a run that stopped because its process was shutting down. */
 export async function refundBatchAttempt(db: Queryable, batch: BatchKey): Promise<void> {
-  await db.query(`UPDATE batches SET attempts = GREATEST(attempts - 1, 0) WHERE tenant_id = $1 AND id = $2`, [
-    batch.tenantId,
-    batch.batchId,
-  ]);
+  await db.query(
+    `UPDATE batches SET attempts = GREATEST(attempts - 1, 0) WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2`,
+    [batch.tenantId, batch.batchId],
+  );
 }
 
 /**
@@ -92,7 +97,7 @@ export async function recordJudgement(
   const rows = await tx.query(
     `UPDATE batches SET status = ${STATUS_SQL.processing}, validated_ok = $3, validated_failed = $4, failed = $4,
             attempts = 0, ${TOUCH}
-     WHERE tenant_id = $1 AND id = $2 AND status = ${STATUS_SQL.validating} RETURNING 1`,
+     WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2 AND status = ${STATUS_SQL.validating} RETURNING 1`,
     [batch.tenantId, batch.batchId, judged.validCount, judged.failures.length],
   );
   if (rows.length === 0) return false;
@@ -120,7 +125,7 @@ export async function advanceBatch(
   // It never ends a batch: finishBatch and giveUpBatch do, and drop its body as they do.
   const rows = await tx.query<{ upserted: number; failed: number }>(
     `UPDATE batches SET next_index = $4, upserted = upserted + $5, failed = failed + $6, attempts = 0, ${TOUCH}
-     WHERE tenant_id = $1 AND id = $2 AND next_index = $3 AND status = ${STATUS_SQL.processing}
+     WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2 AND next_index = $3 AND status = ${STATUS_SQL.processing}
      RETURNING upserted, failed`,
     [step.tenantId, step.batchId, step.fromIndex, step.toIndex, step.upserted, step.failed],
   );
@@ -146,7 +151,7 @@ export async function finishBatch(
   const rows = await tx.query<{ status: BatchStatus }>(
     `WITH ended AS (
        UPDATE batches SET status = ${SETTLED_STATUS_SQL}, ${TOUCH}
-       WHERE tenant_id = $1 AND id = $2 AND status = ${STATUS_SQL.processing} AND next_index = received_count
+       WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2 AND status = ${STATUS_SQL.processing} AND next_index = received_count
        RETURNING status
      ), dropped AS (${dropBody('ended')}), outbox AS (${onEnd('ended')})
      SELECT status FROM ended`,
@@ -202,7 +207,7 @@ export async function lockUnfinishedBatch(
 ): Promise<{ status: BatchStatus; next_index: number; received_count: number } | null> {
   const rows = await tx.query<{ status: BatchStatus; next_index: number; received_count: number }>(
     `SELECT status, next_index, received_count FROM batches
-     WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL} FOR UPDATE`,
+     WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2 AND status IN ${UNFINISHED_SQL} FOR UPDATE`,
     [batch.tenantId, batch.batchId],
   );
   return rows[0] ?? null;
@@ -227,7 +232,7 @@ export async function giveUpBatch(
          next_index = received_count,
          status = CASE WHEN $3 > 0 THEN ${STATUS_SQL.failed} ELSE ${SETTLED_STATUS_SQL} END,
          ${TOUCH}
-       WHERE tenant_id = $1 AND id = $2 AND status IN ${UNFINISHED_SQL}
+       WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2 AND status IN ${UNFINISHED_SQL}
        RETURNING status
      ), dropped AS (${dropBody('ended')}), outbox AS (${onEnd('ended')})
      SELECT status FROM ended`,

@@ -1,4 +1,5 @@
 import { queryRow, type Queryable } from '../../db/database.ts';
+import { HIDDEN_TENANT } from '../../db/hidden-tenant.ts';
 import type { ItemFailure } from '../../validation/item-errors.ts';
 import { UNFINISHED_SQL, type BatchStatus } from '../batch-status.ts';
 import type { BatchRecord } from '../ingestion.schemas.ts';
@@ -83,11 +84,14 @@ export async function insertBatchItems(
   ]);
 }
 
-/** The tenant's batch with this id, or null (another tenant's batch is not found either). */
+/**
+ * The tenant's batch with this id, or null (another tenant's batch is not found either). The tenant
+ * is {@link HIDDEN_TENANT}: a tenant newer than the last ANALYZE still takes the primary key.
+ */
 export async function findBatch(db: Queryable, tenantId: string, batchId: string): Promise<BatchRow | null> {
   return queryRow(
     db,
-    `SELECT ${BATCH_COLUMNS} FROM batches WHERE tenant_id = $1 AND id = $2`,
+    `SELECT ${BATCH_COLUMNS} FROM batches WHERE tenant_id = ${HIDDEN_TENANT} AND id = $2`,
     [tenantId, batchId],
     toBatchRow,
   );

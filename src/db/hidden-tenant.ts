@@ -1,0 +1,19 @@
+/**
+ * The tenant `$1` as the value of a subquery (an InitPlan), for `tenant_id = ${HIDDEN_TENANT}` in
+ * statements that find one row by its primary key (the tenant and the row's own id or sku): the
+ * planner does not see the value, so it counts the tenant as an average one and takes the primary key.
+ *
+ * Seen, a tenant that the table's statistics do not hold yet (one that started after the table's
+ * last ANALYZE) is estimated at one row, and the planner may take a secondary index whose first
+ * column is the tenant too: it then reads every row of that tenant in that index and filters them
+ * by id, a cost that grows with the tenant until autovacuum analyzes the table again. Measured on a
+ * PostgreSQL 15 server (docs/performance.md): `variants_by_product` for the sku probe, 9–12 s for
+ * 1000 skus (src/catalog/variant-probe.ts); `batches_by_tenant` or `batches_by_tenant_created`, or
+ * `batches_unfinished` when the statement names unfinished states, for a batch by its id, 0.5–0.9 ms
+ * per statement for a tenant with 5,000 batches instead of 0.06–0.1 ms. test/catalog/variant-probe-plan.test.ts and
+ * test/ingestion/batch-key-plan.test.ts show the plans.
+ *
+ * Not for statements that read a range of the tenant (a list, a backlog): there the tenant's own
+ * estimate is what chooses the index.
+ */
+export const HIDDEN_TENANT = '(SELECT $1::text)';
