@@ -95,14 +95,14 @@ async function waitForReplay(
   lsn: string,
   { waitMs, pollMs }: { waitMs: number; pollMs: number },
 ): Promise<{ outcome: ReplicaReadOutcome; error?: unknown }> {
-  const deadline = Date.now() + waitMs;
+  const deadline = performance.now() + waitMs;
   let answered = false;
   const polling = (async () => {
     for (;;) {
       const replayed = await hasReplayed(replica, lsn);
       answered = true;
       if (replayed) return { outcome: 'replica' as const };
-      if (Date.now() + pollMs > deadline) return { outcome: 'behind' as const };
+      if (performance.now() + pollMs > deadline) return { outcome: 'behind' as const };
       await sleep(pollMs);
     }
   })().catch((error: unknown) => ({ outcome: 'failed' as const, error }));
@@ -181,16 +181,17 @@ export function createReplicaReads({
   skipMs?: number;
 }): ReplicaReads {
   // Until when reads skip the replica (0: since it last served, they ask it), and whether the one
-  // read that tries it again once that time has passed is under way. Per process, as the pool is.
+  // read that tries it again once that time has passed is under way. Per process, as the pool is;
+  // on the monotonic clock, so that a wall clock stepped back does not skip the replica for as long.
   let skipUntil = 0;
   let trying = false;
   const heard = (outcome: ReplicaReadOutcome, error?: unknown) => {
-    skipUntil = outcome === 'replica' ? 0 : Date.now() + skipMs;
+    skipUntil = outcome === 'replica' ? 0 : performance.now() + skipMs;
     onRead(outcome, error);
   };
   return {
     async consistentReader() {
-      if (trying || Date.now() < skipUntil) {
+      if (trying || performance.now() < skipUntil) {
         onRead('skipped');
         return primary;
       }

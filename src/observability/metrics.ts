@@ -139,7 +139,7 @@ export function createMetrics({ defaults = true }: { defaults?: boolean } = {}):
       registry,
       'outcome',
       'db_replica_reads_total',
-      'Reads a replica may serve (export, search, history), by outcome: replica, or on the primary because the replica was behind or failed, or skipped (not asked: it was behind or failing within the last second)',
+      'Reads a replica may serve (export, search, history), by outcome: replica, or on the primary because the replica was behind or failed, or skipped (not asked: it was behind or failing within the last second, or one read is asking it again)',
     ),
     webhookDeliveries: countBy(
       registry,

@@ -162,11 +162,12 @@ void describe('reads from a streaming replica', { skip: standbyPairMissing() }, 
     const scansBefore = await settledStandbyScans();
     const behind = await read();
     check(behind);
-    assert.deepEqual(
-      await counted(),
-      { behind: 1, skipped: 2 },
-      'the export waited for the paused replica, then took the primary; the two after it skipped the replica',
-    );
+    // The export waited for the paused replica, then took the primary; the reads after it skipped
+    // the replica, unless a stall of this machine put them past REPLICA_SKIP_MS, when they waited too.
+    const outcomes = await counted();
+    const { behind: waited = 0, skipped = 0, ...others } = outcomes;
+    assert.ok(waited >= 1 && waited + skipped === 3, JSON.stringify(outcomes));
+    assert.deepEqual(others, {}, 'no read went to the replica or failed');
     assert.ok(behind.ms[0]! >= REPLICA_CATCH_UP_MS, `the export waited ${behind.ms[0]} ms`);
     assert.equal(await settledStandbyScans(), scansBefore, 'the standby read no products');
 

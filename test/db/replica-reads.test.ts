@@ -15,7 +15,7 @@ import { openReplicaPool, REPLICA_STATEMENT_TIMEOUT_MS } from '../../src/app/sta
 const PRIMARY_LSN = '0/16B3748';
 const serverUrl = process.env.TEST_DATABASE_URL;
 const skip = serverUrl ? false : 'a server test: runs with TEST_DATABASE_URL set';
-const SKIP_MS = 300;
+const SKIP_MS = 1_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A server that answers the WAL questions with `position` and every other statement with its name. */
