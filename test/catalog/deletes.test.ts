@@ -274,7 +274,7 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
 
       // A variant delete that holds the product's row until the test lets it go on. Its backend is
       // known, so the wait below is this chunk's, not a statement of a test running beside it.
-      let goOn!: () => void;
+      let goOn: (() => void) | undefined;
       let backend!: (pid: number) => void;
       const deleteBackend = new Promise<number>((resolve) => (backend = resolve));
       const deleting = db.transaction(async (tx) => {
@@ -298,12 +298,16 @@ void describe('DELETE /products/{external_id}/variants/{sku}', () => {
       const deletedAt = await holdingTenant(db, tenant, async () => {
         const batchId = await storeBatch(db, tenant, [renamed]);
         const processing = processorOn(db, 10).processBatch(tenant, batchId, new AbortController().signal);
-        assert.ok(
-          await sessionWaitsOn(db, await deleteBackend),
-          'the chunk never waited for the product row',
-        );
-        await sleep(20);
-        goOn();
+        try {
+          // A delete that failed before naming its backend fails the test rather than hanging it.
+          const failedEarly = deleting.then(() => Promise.reject(new Error('the delete ended early')));
+          failedEarly.catch(() => undefined); // it rejects on the normal path too, once the delete ends
+          const pid = await Promise.race([deleteBackend, failedEarly]);
+          assert.ok(await sessionWaitsOn(db, pid), 'the chunk never waited for the product row');
+          await sleep(20);
+        } finally {
+          goOn?.(); // whatever happened above, the delete's transaction goes on and ends
+        }
         const at = await deleting;
         assert.equal((await processing).status, 'completed');
         return at;

@@ -18,6 +18,7 @@ import {
   scenario,
   screenshot,
 } from './dashboard-browser.ts';
+import { tenantLockKey } from '../../src/worker/batch-worker.ts';
 
 const world = dashboardWorldForFile();
 
@@ -113,7 +114,7 @@ browserTest('a batch’s progress bar moves to 100 % while the page watches', as
     // which drains the tenant's batches oldest first while the page watches.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const lock = world.api.service.db.withLock(`tenant:${tenant}`, 0, () => held);
+    const lock = world.api.service.db.withLock(tenantLockKey(tenant), 0, () => held);
     const thousand = () => Array.from({ length: 1000 }, () => product());
     const batchId = await world.api.submit(token, thousand());
     const bar = page.getByRole('progressbar', { name: `Progress of batch ${batchId}` });

@@ -24,6 +24,7 @@ import {
   scenario,
   screenshot,
 } from './dashboard-browser.ts';
+import { tenantLockKey } from '../../src/worker/batch-worker.ts';
 
 /** A webhook receiver on loopback that answers 204 to everything. */
 let receiver: { url: string; close(): Promise<void> };
@@ -319,7 +320,7 @@ browserTest('a batch at 100 % that is still processing says it is finishing', as
   let release!: () => void;
   let locked!: () => void;
   const taken = new Promise<void>((resolve) => (locked = resolve));
-  const lock = db.withLock(`tenant:${tenant}`, 20_000, async () => {
+  const lock = db.withLock(tenantLockKey(tenant), 20_000, async () => {
     locked();
     await new Promise<void>((resolve) => (release = resolve));
   });
