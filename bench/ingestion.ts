@@ -20,7 +20,7 @@ export interface IngestionBenchOptions {
   repeats: number;
   /**
    * Repeats run first and not counted: the service's first batches run before V8 has compiled its
-   * hot paths and before the new schema's pages are cached, on both sides, at about half the pace
+   * hot paths and before the new database's pages are cached, on both sides, at about half the pace
    * of the repeats after them (docs/performance.md).
    */
   warmUpRepeats: number;
@@ -162,9 +162,11 @@ export async function endToEnd(client: BenchClient, bodies: string[], latencies:
   return (bodies.length * BATCH) / seconds;
 }
 
-/** Runs the whole ingestion benchmark against one database kind. */
+/**
+ * Runs the whole ingestion benchmark against one database kind; on a server, the service in a
+ * database of its own, dropped however the run ends.
+ */
 export async function benchIngestion(options: IngestionBenchOptions): Promise<IngestionBenchResult> {
-  const { log } = options;
   const database = options.databaseUrl
     ? await createBenchDatabase(
         options.baselineUrl ?? options.databaseUrl,
@@ -172,7 +174,20 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
         `bench_${process.pid}_${Date.now() % 100000}`,
       )
     : null;
-  const serviceEnv: Record<string, string> = database ? { DATABASE_URL: database.url } : {};
+  try {
+    return await benchIngestionOn(options, database?.url);
+  } finally {
+    await database?.drop();
+  }
+}
+
+/** The benchmark, its service on `serviceDatabaseUrl` (none: embedded). */
+async function benchIngestionOn(
+  options: IngestionBenchOptions,
+  serviceDatabaseUrl: string | undefined,
+): Promise<IngestionBenchResult> {
+  const { log } = options;
+  const serviceEnv: Record<string, string> = serviceDatabaseUrl ? { DATABASE_URL: serviceDatabaseUrl } : {};
   if (!options.analyzer) serviceEnv.ANALYSIS_ENABLED = 'false';
   const webhooks = options.webhook ? await startBenchWebhooks() : null;
   if (webhooks) serviceEnv.WEBHOOK_ALLOW_PRIVATE_HOSTS = 'true';
@@ -375,6 +390,5 @@ export async function benchIngestion(options: IngestionBenchOptions): Promise<In
     await baseline.close();
     await service.stop();
     await webhooks?.close();
-    await database?.drop();
   }
 }

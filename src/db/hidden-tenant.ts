@@ -9,8 +9,8 @@
  * by id, a cost that grows with the tenant until autovacuum analyzes the table again. Measured on a
  * PostgreSQL 15 server (docs/performance.md): `variants_by_product` for the sku probe, 9–12 s for
  * 1000 skus (src/catalog/variant-probe.ts); `batches_by_tenant` or `batches_by_tenant_created`, or
- * `batches_unfinished` when the statement names unfinished states, for a batch by its id, 0.5–0.9 ms
- * per statement for a tenant with 5,000 batches instead of 0.06–0.1 ms. test/catalog/variant-probe-plan.test.ts and
+ * `batches_unfinished` when the statement names unfinished states, for a batch by its id, 0.49–0.85 ms
+ * per statement for a tenant with 5,000 batches instead of 0.05–0.17 ms. test/catalog/variant-probe-plan.test.ts and
  * test/ingestion/batch-key-plan.test.ts show the plans.
  *
  * Not for statements that read a range of the tenant (a list, a backlog): there the tenant's own
