@@ -4,6 +4,7 @@ import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { VARIANT_PROBE } from '../../src/catalog/variant-probe.ts';
 import { findVariantsBySku } from '../../src/catalog/catalog.repository.ts';
 import { findCatalogRows } from '../../src/catalog/catalog-state.repository.ts';
+import { explainJson, scansOf } from '../helpers/query-plans.ts';
 
 /**
  * The probe that finds a tenant's stored variants by sku (src/catalog/variant-probe.ts) uses the
@@ -40,44 +41,43 @@ async function storeCatalog(tenant: string, products: number): Promise<void> {
   );
 }
 
-/** The index scans of a JSON plan, by index name. */
-function indexesIn(plan: unknown): string[] {
-  if (Array.isArray(plan)) return plan.flatMap(indexesIn);
-  if (plan === null || typeof plan !== 'object') return [];
-  const node = plan as Record<string, unknown>;
-  const own = typeof node['Index Name'] === 'string' ? [node['Index Name']] : [];
-  return [...own, ...Object.values(node).flatMap(indexesIn)];
-}
-
 void test('the sku probe uses the primary key for a tenant the statistics do not hold yet, and finds its rows', async () => {
   const db = svc.service.db;
   // Autovacuum would analyze the new tenant's rows sooner or later; the plan must not depend on it.
   await db.exec('ALTER TABLE variants SET (autovacuum_enabled = false)');
-  await storeCatalog('seen', 10_000);
-  await db.exec('ANALYZE products; ANALYZE variants');
-  await storeCatalog('new', 3_000);
-  const skus = Array.from({ length: 1000 }, (_, i) => `sku-${2001 + i}-2`);
+  try {
+    await storeCatalog('seen', 10_000);
+    await db.exec('ANALYZE products; ANALYZE variants');
+    await storeCatalog('new', 3_000);
+    const skus = Array.from({ length: 1000 }, (_, i) => `sku-${2001 + i}-2`);
 
-  const [explained] = await db.query<{ 'QUERY PLAN': unknown }>(
-    `EXPLAIN (FORMAT JSON) SELECT v.* FROM unnest($2::text[]) AS k(sku) CROSS JOIN LATERAL (${VARIANT_PROBE}) AS v`,
-    ['new', skus],
-  );
-  const plan = explained?.['QUERY PLAN'];
-  const indexes = indexesIn(typeof plan === 'string' ? JSON.parse(plan) : plan);
-  assert.deepEqual([...new Set(indexes)], ['variants_pkey'], JSON.stringify(plan));
+    const plan = await explainJson(
+      db,
+      `SELECT v.* FROM unnest($2::text[]) AS k(sku) CROSS JOIN LATERAL (${VARIANT_PROBE}) AS v`,
+      ['new', skus],
+    );
+    assert.deepEqual([...new Set(scansOf(plan, 'variants'))], ['variants_pkey'], JSON.stringify(plan));
 
-  const owned = await findVariantsBySku(db, 'new', ['sku-2001-2', 'sku-3000-3', 'sku-3001-1', 'sku-9000-1']);
-  assert.deepEqual([...owned.values()].map((v) => [v.sku, v.external_id]).sort(), [
-    ['sku-2001-2', 'p-2001'],
-    ['sku-3000-3', 'p-3000'],
-  ]);
-  const rows = await findCatalogRows(db, 'new', {
-    externalIds: ['p-5', 'p-3001'],
-    skus: ['sku-5-1', 'sku-9999-1'],
-  });
-  assert.deepEqual([...rows.products.keys()], ['p-5']);
-  assert.deepEqual(
-    [...rows.variants.values()].map((v) => [v.sku, v.external_id, v.price]),
-    [['sku-5-1', 'p-5', 101]],
-  );
+    const owned = await findVariantsBySku(db, 'new', [
+      'sku-2001-2',
+      'sku-3000-3',
+      'sku-3001-1',
+      'sku-9000-1',
+    ]);
+    assert.deepEqual([...owned.values()].map((v) => [v.sku, v.external_id]).sort(), [
+      ['sku-2001-2', 'p-2001'],
+      ['sku-3000-3', 'p-3000'],
+    ]);
+    const rows = await findCatalogRows(db, 'new', {
+      externalIds: ['p-5', 'p-3001'],
+      skus: ['sku-5-1', 'sku-9999-1'],
+    });
+    assert.deepEqual([...rows.products.keys()], ['p-5']);
+    assert.deepEqual(
+      [...rows.variants.values()].map((v) => [v.sku, v.external_id, v.price]),
+      [['sku-5-1', 'p-5', 101]],
+    );
+  } finally {
+    await db.exec('ALTER TABLE variants RESET (autovacuum_enabled)');
+  }
 });

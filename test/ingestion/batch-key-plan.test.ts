@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Queryable } from '../../src/db/database.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { holdingTenant } from '../helpers/stored-batch.ts';
+import { explainJson, scansOf } from '../helpers/query-plans.ts';
 import { findBatch, type BatchKey } from '../../src/ingestion/batches/batch.repository.ts';
 import {
   advanceBatch,
@@ -52,16 +53,6 @@ async function storeBatches(tenant: string, count: number, unfinished: number): 
   );
 }
 
-/** How a JSON plan scans `batches`: by index name, or the scan's type (`Seq Scan`). */
-function batchIndexesIn(plan: unknown): string[] {
-  if (Array.isArray(plan)) return plan.flatMap(batchIndexesIn);
-  if (plan === null || typeof plan !== 'object') return [];
-  const node = plan as Record<string, unknown>;
-  const scan = node['Relation Name'] === 'batches' && String(node['Node Type']).endsWith('Scan');
-  const own = scan ? [String(node['Index Name'] ?? node['Node Type'])] : [];
-  return [...own, ...Object.values(node).flatMap(batchIndexesIn)];
-}
-
 /**
  * What `run` asks of the database, planned and not run: each statement it sends is explained
  * instead (and answers no rows), and the indexes on `batches` of every plan are returned.
@@ -70,9 +61,7 @@ async function plannedIndexes(db: Queryable, run: (explaining: Queryable) => Pro
   const indexes: string[] = [];
   const explaining: Queryable = {
     async query<R>(text: string, params?: readonly unknown[]) {
-      const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, params);
-      const plan = row?.['QUERY PLAN'];
-      indexes.push(...batchIndexesIn(typeof plan === 'string' ? JSON.parse(plan) : plan));
+      indexes.push(...scansOf(await explainJson(db, text, params), 'batches'));
       return [] as R[];
     },
     exec: () => Promise.reject(new Error('not a statement on one batch')),

@@ -1,0 +1,27 @@
+import type { Queryable } from '../../src/db/database.ts';
+
+/** Reading PostgreSQL's plans in tests: which index a statement takes (the plan tests' one source). */
+
+/** A statement's plan as `EXPLAIN (FORMAT JSON)` gives it (a string on PGlite, parsed on a server). */
+export async function explainJson(
+  db: Queryable,
+  text: string,
+  params?: readonly unknown[],
+): Promise<unknown> {
+  const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, params);
+  const plan = row?.['QUERY PLAN'];
+  return typeof plan === 'string' ? JSON.parse(plan) : plan;
+}
+
+/**
+ * How a plan scans `relation`: the index's name for an index scan, else the scan's type (`Seq
+ * Scan`), so that a plan that left the index shows as what it did rather than as nothing.
+ */
+export function scansOf(plan: unknown, relation: string): string[] {
+  if (Array.isArray(plan)) return plan.flatMap((node) => scansOf(node, relation));
+  if (plan === null || typeof plan !== 'object') return [];
+  const node = plan as Record<string, unknown>;
+  const scan = node['Relation Name'] === relation && String(node['Node Type']).endsWith('Scan');
+  const own = scan ? [String(node['Index Name'] ?? node['Node Type'])] : [];
+  return [...own, ...Object.values(node).flatMap((child) => scansOf(child, relation))];
+}
