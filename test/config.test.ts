@@ -205,3 +205,16 @@ void describe('UI_OIDC_* (the dashboard’s sign-in with an identity provider)',
     }
   });
 });
+
+void describe('DATABASE_READ_POOL_SIZE', () => {
+  void test('defaults to 8, takes whole connections from 1 to 100 and refuses anything else', () => {
+    assert.equal(loadConfig(SERVER).databaseReadPoolSize, 8);
+    assert.equal(loadConfig({ ...SERVER, DATABASE_READ_POOL_SIZE: '1' }).databaseReadPoolSize, 1);
+    assert.equal(loadConfig({ ...SERVER, DATABASE_READ_POOL_SIZE: '100' }).databaseReadPoolSize, 100);
+    for (const value of ['0', '101', 'many', '2.5', '-1']) {
+      assert.throws(() => loadConfig({ ...SERVER, DATABASE_READ_POOL_SIZE: value }), {
+        message: 'DATABASE_READ_POOL_SIZE must be an integer from 1 to 100',
+      });
+    }
+  });
+});
