@@ -145,6 +145,21 @@ async function pollStatus(
   };
 }
 
+/**
+ * A repeat's three phases, `batches` each: a fresh catalog, an update of the same products (new
+ * prices and names), and the first batch's 1000 products sent again and again, new prices each time.
+ */
+export function repeatBatches(
+  prefix: string,
+  batches: number,
+): Record<'fresh' | 'update' | 'resend', unknown[][]> {
+  return {
+    fresh: Array.from({ length: batches }, (_, b) => generateBatch(prefix, b)),
+    update: Array.from({ length: batches }, (_, b) => generateBatch(prefix, b, { generation: 1 })),
+    resend: Array.from({ length: batches }, (_, g) => generateBatch(prefix, 0, { generation: 2 + g })),
+  };
+}
+
 /** Submits pre-serialized batches one after another, waits for all to be terminal; products/s. */
 export async function endToEnd(client: BenchClient, bodies: string[], latencies: number[]) {
   const started = performance.now();
@@ -218,13 +233,11 @@ async function benchIngestionOn(
     for (let r = 0; r < repeats; r++) {
       const warmUp = r < options.warmUpRepeats;
       const prefix = `r${r}-${randomUUID().slice(0, 8)}`;
-      const batches = Array.from({ length: options.batchesPerRun }, (_, b) => generateBatch(prefix, b));
-      const updates = Array.from({ length: options.batchesPerRun }, (_, b) =>
-        generateBatch(prefix, b, { generation: 1 }),
-      );
-      const resends = Array.from({ length: options.batchesPerRun }, (_, g) =>
-        generateBatch(prefix, 0, { generation: 2 + g }),
-      );
+      const {
+        fresh: batches,
+        update: updates,
+        resend: resends,
+      } = repeatBatches(prefix, options.batchesPerRun);
       const client = await clientFor(`bench-${prefix}`);
       /**
        * One phase of a repeat: the batches upserted straight into the database, then through the

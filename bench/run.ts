@@ -9,6 +9,7 @@ import {
   type PollFigures,
   type RunFigures,
 } from './ingestion.ts';
+import { benchPooledAgainstDirect, type PooledPhaseFigures } from './pooled-ingestion.ts';
 import { benchPreview, type PreviewBenchResult } from './preview.ts';
 import { benchExport, EXPORT_FORMS, type ExportForm } from './export.ts';
 import { benchFileImport } from './file-import.ts';
@@ -33,8 +34,9 @@ import { exportLines, importLines, searchLines, stats } from './tables.ts';
  * The service runs under the Node.js options of `npm start`'s script, then those of
  * `--service-node-args` (for a V8 flag given twice, the later wins). `--webhook` registers one
  * webhook endpoint per bench tenant, on a loopback receiver, to compare the ratios with webhooks on.
- * `--pooled-url` (with a server) runs the ingestion again with the service behind that PgBouncer in
- * transaction pooling mode (`.ci/start-pgbouncer` starts one) and prints pooled against direct.
+ * `--pooled-url` (with a server) then runs a service behind that PgBouncer in transaction pooling
+ * mode (`.ci/start-pgbouncer` starts one) beside a direct one, taking turns on the same batches
+ * (bench/pooled-ingestion.ts), and prints pooled against direct.
  * `--only replica` (only when named: it builds a PostgreSQL primary and streaming standby of its own,
  * bench/replica-export.ts) times ingestion alone and beside 100,000-product exports read from the
  * primary, then from the replica (DATABASE_READ_URL).
@@ -202,44 +204,48 @@ async function runIngestion(): Promise<void> {
   process.stdout.write(`${table(result)}\n`);
   record('ingestion', result);
   process.stdout.write(`figures written to ${values.out}\n`);
-  if (values['pooled-url']) await runPooledIngestion(result);
+  if (values['pooled-url']) await runPooledIngestion();
 }
 
 /**
- * `--pooled-url`: the same batches again, the service's connections through a transaction-pooling
- * PgBouncer (docs/deployment.md), the baseline still direct; the catalog growth is measured once, in
- * the direct run. Pooled against direct is the ratio of the two runs' ratios to their baselines, so
- * that the machine's pace between the runs cancels out.
+ * `--pooled-url`: the service through a transaction-pooling PgBouncer (docs/deployment.md) against
+ * the service connected directly, the two side by side in one run, taking turns phase by phase
+ * (bench/pooled-ingestion.ts), each also against the direct baseline of the same batches.
  */
-async function runPooledIngestion(direct: IngestionBenchResult): Promise<void> {
+async function runPooledIngestion(): Promise<void> {
   if (!databaseUrl) throw new Error('--pooled-url needs --database-url: the direct server to compare with');
-  log('ingestion through the pooler');
-  const pooled = await benchIngestion(
-    ingestionOptions({
-      databaseUrl: values['pooled-url'],
-      baselineUrl: databaseUrl,
-      growthLevels: [1],
-      growthBatches: smoke ? 1 : 5,
-    }),
-  );
+  log('ingestion through the pooler against direct, side by side');
+  const direct = ingestionOptions();
+  const pooled = await benchPooledAgainstDirect({
+    directUrl: databaseUrl,
+    pooledUrl: values['pooled-url']!,
+    batchesPerRun: direct.batchesPerRun,
+    repeats: direct.repeats,
+    warmUpRepeats: direct.warmUpRepeats,
+    analyzer: direct.analyzer,
+    serviceNodeArgs,
+    log,
+  });
   record('ingestionPooled', pooled);
-  const f = (n: number, d = 2) => n.toFixed(d);
-  const row = (label: string, d: RunFigures, p: RunFigures) => {
-    const [dr, pr] = [stats(d.ratio).median, stats(p.ratio).median];
-    return `| ${label} | ${f(dr)} | ${f(pr)} | ${f(pr / dr)} |`;
+  const f = (n: number) => n.toFixed(2);
+  const spread = (values: number[]) => {
+    const s = stats(values);
+    return `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
+  };
+  const row = (label: string, p: PooledPhaseFigures) => {
+    const against = (side: number[]) => side.map((pace, i) => pace / p.baseline[i]!);
+    return `| ${label} | ${spread(against(p.direct))} | ${spread(against(p.pooled))} | ${spread(p.pooledOverDirect)} |`;
   };
   process.stdout.write(
     [
       '',
-      'Ingestion through PgBouncer (transaction pooling) against direct, both against the direct baseline',
+      'Ingestion through PgBouncer (transaction pooling) against direct, side by side, taking turns; medians (min–max) of the repeats',
       '',
-      '| run | direct / baseline (median) | pooled / baseline (median) | pooled / direct |',
+      '| run | direct / baseline | pooled / baseline | pooled / direct |',
       '|---|---|---|---|',
-      row('fresh', direct.fresh, pooled.fresh),
-      row('update', direct.update, pooled.update),
-      row('resent', direct.resend, pooled.resend),
-      '',
-      `| status p99 ms, 50 pollers, worker busy | direct ${f(direct.statusLatencyMs.p99, 1)} | pooled ${f(pooled.statusLatencyMs.p99, 1)} |`,
+      row('fresh', pooled.fresh),
+      row('update', pooled.update),
+      row('resent', pooled.resend),
       '',
     ].join('\n'),
   );
