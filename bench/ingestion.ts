@@ -10,12 +10,6 @@ import { startBenchWebhooks } from './webhook-receiver.ts';
 /** What one run measures; see docs/performance.md for the method. */
 export interface IngestionBenchOptions {
   databaseUrl: string | undefined;
-  /**
-   * Where the baseline writes (default: `databaseUrl`). The pooled run (`--pooled-url`) serves the
-   * service through PgBouncer and keeps the baseline direct, so its ratio is pooled end to end
-   * against the direct ceiling, comparable with the direct run's own ratio.
-   */
-  baselineUrl?: string;
   batchesPerRun: number;
   repeats: number;
   /**
@@ -100,7 +94,8 @@ export interface IngestionBenchResult {
 /** Products after which the peak RSS is noted apart (the RSS target's volume). */
 const RSS_TARGET_PRODUCTS = 100_000;
 
-const BATCH = 1000;
+/** Products per bench batch. */
+export const BATCH = 1000;
 /** How often each status poller asks. */
 const POLL_INTERVAL_MS = 100;
 
@@ -145,19 +140,29 @@ async function pollStatus(
   };
 }
 
+/** A repeat's phases, in the order they run. */
+export const PHASES = ['fresh', 'update', 'resend'] as const;
+export type Phase = (typeof PHASES)[number];
+
 /**
  * A repeat's three phases, `batches` each: a fresh catalog, an update of the same products (new
  * prices and names), and the first batch's 1000 products sent again and again, new prices each time.
  */
-export function repeatBatches(
-  prefix: string,
-  batches: number,
-): Record<'fresh' | 'update' | 'resend', unknown[][]> {
+export function repeatBatches(prefix: string, batches: number): Record<Phase, unknown[][]> {
   return {
     fresh: Array.from({ length: batches }, (_, b) => generateBatch(prefix, b)),
     update: Array.from({ length: batches }, (_, b) => generateBatch(prefix, b, { generation: 1 })),
     resend: Array.from({ length: batches }, (_, g) => generateBatch(prefix, 0, { generation: 2 + g })),
   };
+}
+
+/**
+ * The ratios are with history on (CONTRACT §11.3): after a repeat's update phase, a product of its
+ * batches has its create and its update, newest first.
+ */
+export async function assertHistoryRecorded(client: BenchClient, prefix: string): Promise<void> {
+  const recorded = await client.historyActions(`${prefix}-p0`);
+  if (recorded.join() !== 'update,create') throw new Error(`history of ${prefix}-p0: ${recorded.join()}`);
 }
 
 /** Submits pre-serialized batches one after another, waits for all to be terminal; products/s. */
@@ -184,7 +189,7 @@ export async function endToEnd(client: BenchClient, bodies: string[], latencies:
 export async function benchIngestion(options: IngestionBenchOptions): Promise<IngestionBenchResult> {
   const database = options.databaseUrl
     ? await createBenchDatabase(
-        options.baselineUrl ?? options.databaseUrl,
+        options.databaseUrl,
         options.databaseUrl,
         `bench_${process.pid}_${Date.now() % 100000}`,
       )
@@ -208,7 +213,7 @@ async function benchIngestionOn(
   if (webhooks) serviceEnv.WEBHOOK_ALLOW_PRIVATE_HOSTS = 'true';
   const service = await startServiceProcess(serviceEnv, options.serviceNodeArgs);
   const idleRssMiB = service.rssMiB();
-  const baseline = await openBaseline(options.baselineUrl ?? options.databaseUrl);
+  const baseline = await openBaseline(options.databaseUrl);
   const submitLatencies: number[] = [];
   const submitUnderPolling: number[] = [];
   let ingested = 0;
@@ -264,9 +269,7 @@ async function benchIngestionOn(
       const latencies = warmUp ? [] : submitLatencies;
       const freshLine = await phase(fresh, batches, latencies);
       const updateLine = await phase(update, updates, latencies);
-      // The ratios are with history on (CONTRACT §11.3): each product now has its create and its update.
-      const recorded = await client.historyActions(`${prefix}-p0`);
-      if (recorded.join() !== 'update,create') throw new Error(`history of ${prefix}-p0: ${recorded.join()}`);
+      await assertHistoryRecorded(client, prefix);
       // Its submissions are not counted with the others, so that figure stays comparable.
       const resendLine = await phase(resend, resends, []);
       countIngested(3 * options.batchesPerRun * BATCH);

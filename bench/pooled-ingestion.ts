@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createBenchDatabase } from './bench-database.ts';
 import { openBaseline } from './baseline.ts';
 import { createBenchClient, type BenchClient } from './http-client.ts';
-import { endToEnd, repeatBatches } from './ingestion.ts';
+import { assertHistoryRecorded, BATCH, endToEnd, PHASES, repeatBatches, type Phase } from './ingestion.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
+import { startBenchWebhooks, type BenchWebhooks } from './webhook-receiver.ts';
 
 /** What `--pooled-url` compares; see docs/performance.md, Method. */
 export interface PooledBenchOptions {
@@ -15,6 +16,8 @@ export interface PooledBenchOptions {
   repeats: number;
   warmUpRepeats: number;
   analyzer: boolean;
+  /** `--webhook`: every bench tenant of both services has one endpoint, on one loopback receiver. */
+  webhook: boolean;
   serviceNodeArgs: string[];
   log: (line: string) => void;
 }
@@ -28,95 +31,126 @@ export interface PooledPhaseFigures {
   pooledOverDirect: number[];
 }
 
-export interface PooledBenchResult {
-  fresh: PooledPhaseFigures;
-  update: PooledPhaseFigures;
-  resend: PooledPhaseFigures;
-}
+/** The side-by-side figures of each phase. */
+export type PooledBenchResult = Record<Phase, PooledPhaseFigures>;
 
-const BATCH = 1000;
-const PHASES = ['fresh', 'update', 'resend'] as const;
+type Side = 'direct' | 'pooled';
 
 /**
  * Ingestion through the pooler against direct, in one run: two services, each in a database of its
  * own (bench-database.ts), one connected to the server and one through the pooler, take the same
- * batches phase by phase, one after the other, with the baseline before them. Which of the two goes
- * first alternates from repeat to repeat, so that neither always meets the other's leftovers
- * (autovacuum, the checkpoint after it). Run one after the other, as two whole bench runs, the two
- * sides met the machine minutes apart, and a slow spell of a few minutes moved their ratio by as
- * much as the pooler costs (docs/performance.md).
+ * batches phase by phase, one after the other, after the baseline of those batches. Which of the
+ * two goes first alternates from phase to phase and from repeat to repeat, so that neither side
+ * always follows the other (the checkpoint its writes leave, a slow spell of the machine). Run one
+ * after the other as two whole bench runs, the two sides met the machine minutes apart, and a slow
+ * spell moved their ratio by as much as the pooler costs (docs/performance.md).
  */
 export async function benchPooledAgainstDirect(options: PooledBenchOptions): Promise<PooledBenchResult> {
+  const held: Held = { drops: [], services: new Map(), webhooks: null, baseline: null };
+  let figures: PooledBenchResult;
+  try {
+    figures = await measure(options, held);
+  } catch (error) {
+    // The run's own error is the one to see; a cleanup that fails after it would only hide it.
+    await release(held).catch(() => undefined);
+    throw error;
+  }
+  await release(held);
+  return figures;
+}
+
+/** What a run opens, to be closed or dropped however it ends. */
+interface Held {
+  drops: Array<() => Promise<void>>;
+  services: Map<Side, ServiceProcess>;
+  webhooks: BenchWebhooks | null;
+  baseline: Awaited<ReturnType<typeof openBaseline>> | null;
+}
+
+/** Closes and drops everything `held`, each step whatever the others did; throws the first failure. */
+async function release(held: Held): Promise<void> {
+  const steps = [
+    () => held.baseline?.close(),
+    () => Promise.all([...held.services.values()].map((service) => service.stop())),
+    () => held.webhooks?.close(),
+    ...held.drops,
+  ];
+  let failure: Error | null = null;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+    }
+  }
+  if (failure !== null) throw failure;
+}
+
+/** The run itself, its services, databases and baseline recorded in `held` as they open. */
+async function measure(options: PooledBenchOptions, held: Held): Promise<PooledBenchResult> {
   const { log } = options;
   const stamp = `${process.pid}_${Date.now() % 100000}`;
-  const dropped: Array<() => Promise<void>> = [];
-  const services: ServiceProcess[] = [];
-  const clients: BenchClient[] = [];
-  let baseline: Awaited<ReturnType<typeof openBaseline>> | null = null;
-  try {
-    const sides = [] as Array<{ name: 'direct' | 'pooled'; service: ServiceProcess }>;
-    for (const [name, url] of [
-      ['direct', options.directUrl],
-      ['pooled', options.pooledUrl],
-    ] as const) {
-      const database = await createBenchDatabase(options.directUrl, url, `bench_${name}_${stamp}`);
-      dropped.push(() => database.drop());
-      const env: Record<string, string> = { DATABASE_URL: database.url };
-      if (!options.analyzer) env.ANALYSIS_ENABLED = 'false';
-      const service = await startServiceProcess(env, options.serviceNodeArgs);
-      services.push(service);
-      sides.push({ name, service });
-    }
-    baseline = await openBaseline(options.directUrl);
-    const figures = Object.fromEntries(
-      PHASES.map((phase) => [phase, { baseline: [], direct: [], pooled: [], pooledOverDirect: [] }]),
-    ) as unknown as PooledBenchResult;
+  const webhooks = options.webhook ? await startBenchWebhooks() : null;
+  held.webhooks = webhooks;
+  for (const [side, url] of [
+    ['direct', options.directUrl],
+    ['pooled', options.pooledUrl],
+  ] as const) {
+    const database = await createBenchDatabase(options.directUrl, url, `bench_${side}_${stamp}`);
+    held.drops.push(() => database.drop());
+    const env: Record<string, string> = { DATABASE_URL: database.url };
+    if (!options.analyzer) env.ANALYSIS_ENABLED = 'false';
+    if (webhooks) env.WEBHOOK_ALLOW_PRIVATE_HOSTS = 'true';
+    held.services.set(side, await startServiceProcess(env, options.serviceNodeArgs));
+  }
+  const baseline = await openBaseline(options.directUrl);
+  held.baseline = baseline;
+  const figures = {} as PooledBenchResult;
+  for (const phase of PHASES) figures[phase] = { baseline: [], direct: [], pooled: [], pooledOverDirect: [] };
 
-    for (let r = 0; r < options.warmUpRepeats + options.repeats; r++) {
-      const warmUp = r < options.warmUpRepeats;
-      const prefix = `r${r}-${randomUUID().slice(0, 8)}`;
-      const batches = repeatBatches(prefix, options.batchesPerRun);
-      // The same tenant and batches on both sides: their databases are apart, their work the same.
-      const clientOf = new Map<string, BenchClient>();
-      for (const { name, service } of sides) {
-        const client = await createBenchClient(service.baseUrl, service.secret, `bench-${prefix}`);
-        clients.push(client);
-        clientOf.set(name, client);
+  for (let r = 0; r < options.warmUpRepeats + options.repeats; r++) {
+    const counted = r - options.warmUpRepeats;
+    const prefix = `r${r}-${randomUUID().slice(0, 8)}`;
+    const batches = repeatBatches(prefix, options.batchesPerRun);
+    // The same tenant and batches on both sides: their databases are apart, their work the same.
+    const clients = new Map<Side, BenchClient>();
+    try {
+      for (const [side, service] of held.services) {
+        clients.set(side, await createBenchClient(service.baseUrl, service.secret, `bench-${prefix}`));
+        await webhooks?.register(service.baseUrl, service.secret, `bench-${prefix}`);
       }
-      const order = r % 2 === 0 ? sides : [...sides].reverse();
       const lines: string[] = [];
-      for (const phase of PHASES) {
+      for (const [p, phase] of PHASES.entries()) {
         const items = batches[phase];
         await baseline.settle();
         const base = (items.length * BATCH) / (await baseline.run(items, `base-${prefix}`));
         const bodies = items.map((batch) => JSON.stringify({ items: batch }));
-        const pace: Record<string, number> = {};
-        for (const { name } of order) {
+        const order: Side[] = (counted + p) % 2 === 0 ? ['direct', 'pooled'] : ['pooled', 'direct'];
+        const pace = {} as Record<Side, number>;
+        for (const side of order) {
           await baseline.settle();
-          pace[name] = await endToEnd(clientOf.get(name)!, bodies, []);
+          pace[side] = await endToEnd(clients.get(side)!, bodies, []);
         }
-        const [direct, pooled] = [pace.direct!, pace.pooled!];
-        if (!warmUp) {
+        if (counted >= 0) {
           const f = figures[phase];
           f.baseline.push(base);
-          f.direct.push(direct);
-          f.pooled.push(pooled);
-          f.pooledOverDirect.push(pooled / direct);
+          f.direct.push(pace.direct);
+          f.pooled.push(pace.pooled);
+          f.pooledOverDirect.push(pace.pooled / pace.direct);
+        }
+        if (phase === 'update') {
+          for (const client of clients.values()) await assertHistoryRecorded(client, prefix);
         }
         lines.push(
-          `${phase} direct ${direct.toFixed(0)}/s, pooled ${pooled.toFixed(0)}/s, baseline ${base.toFixed(0)}/s`,
+          `${phase} (${order[0]} first) direct ${pace.direct.toFixed(0)}/s, pooled ` +
+            `${pace.pooled.toFixed(0)}/s, baseline ${base.toFixed(0)}/s`,
         );
       }
-      const label = warmUp ? 'warm-up' : `repeat ${r + 1 - options.warmUpRepeats}/${options.repeats}`;
-      log(`pooled against direct, ${label} (${order[0]!.name} first): ${lines.join('; ')}`);
-    }
-    return figures;
-  } finally {
-    await Promise.all(clients.map((client) => client.close()));
-    await baseline?.close();
-    await Promise.all(services.map((service) => service.stop()));
-    for (const drop of dropped) {
-      await drop().catch((error: unknown) => log(`could not drop a bench database: ${String(error)}`));
+      const label = counted < 0 ? 'warm-up' : `repeat ${counted + 1}/${options.repeats}`;
+      log(`pooled against direct, ${label}: ${lines.join('; ')}`);
+    } finally {
+      await Promise.allSettled([...clients.values()].map((client) => client.close()));
     }
   }
+  return figures;
 }

@@ -215,21 +215,22 @@ async function runIngestion(): Promise<void> {
 async function runPooledIngestion(): Promise<void> {
   if (!databaseUrl) throw new Error('--pooled-url needs --database-url: the direct server to compare with');
   log('ingestion through the pooler against direct, side by side');
-  const direct = ingestionOptions();
+  const options = ingestionOptions();
   const pooled = await benchPooledAgainstDirect({
     directUrl: databaseUrl,
     pooledUrl: values['pooled-url']!,
-    batchesPerRun: direct.batchesPerRun,
-    repeats: direct.repeats,
-    warmUpRepeats: direct.warmUpRepeats,
-    analyzer: direct.analyzer,
+    batchesPerRun: options.batchesPerRun,
+    repeats: options.repeats,
+    warmUpRepeats: options.warmUpRepeats,
+    analyzer: options.analyzer,
+    webhook: options.webhook,
     serviceNodeArgs,
     log,
   });
   record('ingestionPooled', pooled);
   const f = (n: number) => n.toFixed(2);
-  const spread = (values: number[]) => {
-    const s = stats(values);
+  const spread = (figures: number[]) => {
+    const s = stats(figures);
     return `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
   };
   const row = (label: string, p: PooledPhaseFigures) => {
