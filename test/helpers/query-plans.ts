@@ -25,3 +25,24 @@ export function scansOf(plan: unknown, relation: string): string[] {
   const own = scan ? [String(node['Index Name'] ?? node['Node Type'])] : [];
   return [...own, ...Object.values(node).flatMap((child) => scansOf(child, relation))];
 }
+
+/**
+ * How the statements `run` sends scan `relation`, planned and not run: each is explained instead
+ * (and answers no rows), so a repository function can be passed whole, with its own SQL.
+ */
+export async function plannedScans(
+  db: Queryable,
+  relation: string,
+  run: (explaining: Queryable) => Promise<unknown>,
+): Promise<string[]> {
+  const scans: string[] = [];
+  const explaining: Queryable = {
+    async query<R>(text: string, params?: readonly unknown[]) {
+      scans.push(...scansOf(await explainJson(db, text, params), relation));
+      return [] as R[];
+    },
+    exec: () => Promise.reject(new Error(`plannedScans explains single statements, not exec's strings`)),
+  };
+  await run(explaining);
+  return [...new Set(scans)];
+}

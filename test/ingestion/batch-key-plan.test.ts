@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Queryable } from '../../src/db/database.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { holdingTenant } from '../helpers/stored-batch.ts';
-import { explainJson, scansOf } from '../helpers/query-plans.ts';
+import { plannedScans } from '../helpers/query-plans.ts';
 import { findBatch, type BatchKey } from '../../src/ingestion/batches/batch.repository.ts';
 import {
   advanceBatch,
@@ -53,23 +53,6 @@ async function storeBatches(tenant: string, count: number, unfinished: number): 
   );
 }
 
-/**
- * What `run` asks of the database, planned and not run: each statement it sends is explained
- * instead (and answers no rows), and the indexes on `batches` of every plan are returned.
- */
-async function plannedIndexes(db: Queryable, run: (explaining: Queryable) => Promise<unknown>) {
-  const indexes: string[] = [];
-  const explaining: Queryable = {
-    async query<R>(text: string, params?: readonly unknown[]) {
-      indexes.push(...scansOf(await explainJson(db, text, params), 'batches'));
-      return [] as R[];
-    },
-    exec: () => Promise.reject(new Error('not a statement on one batch')),
-  };
-  await run(explaining);
-  return [...new Set(indexes)];
-}
-
 void test('statements on one batch use the primary key for a tenant the statistics do not hold yet', async () => {
   const db = svc.service.db;
   // Autovacuum would analyze the new tenant's batches sooner or later; the plan must not depend on it.
@@ -103,7 +86,8 @@ void test('statements on one batch use the primary key for a tenant the statisti
         historyLabel: (q) => insertSerializedHistory(q, ended, history),
       };
       const plans: Record<string, string[]> = {};
-      for (const [name, run] of Object.entries(statements)) plans[name] = await plannedIndexes(db, run);
+      for (const [name, run] of Object.entries(statements))
+        plans[name] = await plannedScans(db, 'batches', run);
       assert.deepEqual(
         plans,
         Object.fromEntries(Object.keys(statements).map((name) => [name, ['batches_pkey']])),

@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Queryable } from '../../src/db/database.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { explainJson, scansOf } from '../helpers/query-plans.ts';
+import { plannedScans } from '../helpers/query-plans.ts';
 import {
   claimDelivery,
   hasDelivery,
@@ -88,23 +88,6 @@ async function storeDeliveries(
   );
 }
 
-/**
- * What `run` asks of the database, planned and not run: each statement it sends is explained
- * instead (and answers no rows), and how every plan scans `webhook_deliveries` is returned.
- */
-async function plannedScans(db: Queryable, run: (explaining: Queryable) => Promise<unknown>) {
-  const scans: string[] = [];
-  const explaining: Queryable = {
-    async query<R>(text: string, params?: readonly unknown[]) {
-      scans.push(...scansOf(await explainJson(db, text, params), 'webhook_deliveries'));
-      return [] as R[];
-    },
-    exec: () => Promise.reject(new Error('not a statement on one delivery')),
-  };
-  await run(explaining);
-  return [...new Set(scans)];
-}
-
 void test('statements on one delivery use the primary key for a tenant and endpoint the statistics do not hold yet', async () => {
   const db = svc.service.db;
   // Autovacuum would analyze the new rows sooner or later; the plan must not depend on it.
@@ -157,7 +140,8 @@ void test('statements on one delivery use the primary key for a tenant and endpo
       recordAttempt: (q) => recordAttempt(q, claim, { outcome: 'delivered', statusCode: 200 }, '{}'),
     };
     const plans: Record<string, string[]> = {};
-    for (const [name, run] of Object.entries(statements)) plans[name] = await plannedScans(db, run);
+    for (const [name, run] of Object.entries(statements))
+      plans[name] = await plannedScans(db, 'webhook_deliveries', run);
     assert.deepEqual(
       plans,
       Object.fromEntries(Object.keys(statements).map((name) => [name, ['webhook_deliveries_pkey']])),
