@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { StoredProduct } from '../src/export/ingest-parts.ts';
 import { csvChunks } from '../src/export/csv-writer.ts';
 import { xlsxChunks } from '../src/export/xlsx-writer.ts';
-import { generateBatch } from './catalog-generator.ts';
+import { BATCH, generateBatch } from './catalog-generator.ts';
 
 /** The file forms the command-line client imports, as the bench writes them. */
 export type CatalogFileFormat = 'jsonl' | 'csv' | 'xlsx';
@@ -26,7 +26,7 @@ async function* generatedPages(
 export async function writeCatalogFile(
   file: string,
   format: CatalogFileFormat,
-  { prefix, batches, size = 1000 }: { prefix: string; batches: number; size?: number },
+  { prefix, batches, size = BATCH }: { prefix: string; batches: number; size?: number },
 ): Promise<number> {
   const out = fs.createWriteStream(file);
   const chunks: AsyncIterable<string | Uint8Array> =

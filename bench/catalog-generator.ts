@@ -21,6 +21,9 @@ const pick = <T>(list: readonly T[], n: number): T => list[n % list.length]!;
 
 const WORDS = ['oak', 'linen', 'velvet', 'walnut', 'rattan', 'boucle', 'marble', 'teak', 'brass', 'wool'];
 
+/** Products in a generated batch unless told otherwise: a full one, the most a submission takes (docs/reference.md §4). */
+export const BATCH = 1000;
+
 /**
  * One realistic batch: `size` products × 3 variants × 3 images, every enumeration value in use
  * across a batch, about 2 MB of JSON for 1000 products. `generation` changes prices and names, so
@@ -29,7 +32,7 @@ const WORDS = ['oak', 'linen', 'velvet', 'walnut', 'rattan', 'boucle', 'marble',
 export function generateBatch(
   prefix: string,
   batchNo: number,
-  { size = 1000, generation = 0 }: { size?: number; generation?: number } = {},
+  { size = BATCH, generation = 0 }: { size?: number; generation?: number } = {},
 ): unknown[] {
   const rnd = random(batchNo * 7919 + generation * 104_729 + 1);
   const items: unknown[] = [];

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { dropSchemaWithJobs } from '../test/helpers/drop-schema.ts';
 import { writeCatalogFile, type CatalogFileFormat } from './catalog-files.ts';
+import { BATCH } from './catalog-generator.ts';
 import { readCpuSeconds, readStatusMiB, startServiceProcess } from './service-process.ts';
 
 /** One run of the command-line client on a file of generated products. */
@@ -116,7 +117,7 @@ export async function benchFileImport(options: {
         const file = path.join(files, `catalog-${r}.${format}`);
         const bytes = await writeCatalogFile(file, format, { prefix: `${format}${r}`, batches });
         try {
-          const products = batches * 1000;
+          const products = batches * BATCH;
           const serviceCpuBefore = readCpuSeconds(service.pid);
           const { seconds, clientPeakRssMiB, clientCpuSeconds } = await runClient(
             file,
@@ -149,7 +150,7 @@ export async function benchFileImport(options: {
     }
     return {
       database: databaseUrl ? 'server' : 'embedded',
-      productsPerRun: batches * 1000,
+      productsPerRun: batches * BATCH,
       clientCommand: ['node', ...CLIENT_ARGS, '<file>', '--url', '…', '--tenant', '…', '--quiet'].join(' '),
       runs,
       ratios,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createBenchDatabase } from './bench-database.ts';
 import { openBaseline } from './baseline.ts';
-import { generateBatch } from './catalog-generator.ts';
+import { BATCH, generateBatch } from './catalog-generator.ts';
 import { createBenchClient, percentile, type BenchClient } from './http-client.ts';
 import { startServiceProcess } from './service-process.ts';
 import { startBenchWebhooks } from './webhook-receiver.ts';
@@ -94,8 +94,6 @@ export interface IngestionBenchResult {
 /** Products after which the peak RSS is noted apart (the RSS target's volume). */
 const RSS_TARGET_PRODUCTS = 100_000;
 
-/** Products per bench batch. */
-export const BATCH = 1000;
 /** How often each status poller asks. */
 const POLL_INTERVAL_MS = 100;
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createBenchDatabase } from './bench-database.ts';
 import { openBaseline } from './baseline.ts';
 import { createBenchClient, type BenchClient } from './http-client.ts';
-import { assertHistoryRecorded, BATCH, endToEnd, PHASES, repeatBatches, type Phase } from './ingestion.ts';
+import { BATCH } from './catalog-generator.ts';
+import { assertHistoryRecorded, endToEnd, PHASES, repeatBatches, type Phase } from './ingestion.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { startBenchWebhooks, type BenchWebhooks } from './webhook-receiver.ts';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startStandbyPair } from '../reliability/standby-pair.ts';
 import { waitForReplica } from '../src/db/replica-reads.ts';
 import { openServerDatabase } from '../src/db/server-database.ts';
-import { generateBatch } from './catalog-generator.ts';
+import { BATCH, generateBatch } from './catalog-generator.ts';
 import { createBenchClient, type BenchClient } from './http-client.ts';
 import { endToEnd } from './ingestion.ts';
 import { readCpuSeconds, startServiceProcess, type ServiceProcess } from './service-process.ts';
@@ -35,8 +35,6 @@ export interface ReplicaExportBenchResult {
   batchesPerRun: number;
   runs: ReplicaExportRun[];
 }
-
-const BATCH = 1000;
 
 /** The worker's summed batch durations and their count, from the service's /metrics. */
 async function batchSeconds(service: ServiceProcess): Promise<{ seconds: number; batches: number }> {

@@ -12,11 +12,9 @@ import {
   variantKeys,
 } from '../src/catalog/catalog.repository.ts';
 import { toRows } from './baseline.ts';
-import { generateBatch } from './catalog-generator.ts';
+import { BATCH, generateBatch } from './catalog-generator.ts';
 import { createBenchClient, type BenchClient } from './http-client.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
-
-const BATCH = 1000;
 
 /**
  * Stores `batches` × 1000 generated products (3 variants × 3 images each) for `tenantId` straight
