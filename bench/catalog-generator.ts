@@ -21,7 +21,10 @@ const pick = <T>(list: readonly T[], n: number): T => list[n % list.length]!;
 
 const WORDS = ['oak', 'linen', 'velvet', 'walnut', 'rattan', 'boucle', 'marble', 'teak', 'brass', 'wool'];
 
-/** Products in a generated batch unless told otherwise: a full one, the most a submission takes (docs/reference.md §4). */
+/**
+ * Products in a generated batch unless told otherwise: a full one, the most a submission takes
+ * (docs/reference.md §4).
+ */
 export const BATCH = 1000;
 
 /**
