@@ -20,6 +20,7 @@ import type { ProductRow, VariantRow } from '../src/catalog/merge-items.ts';
 import type { FullProductIngest } from '../src/catalog/product-schema.ts';
 import { historyEntries, readChunkBase } from '../src/worker/chunk-history.ts';
 import { changedStoredProducts } from '../src/worker/chunk-writer.ts';
+import type { TimedSpan } from './machine-load.ts';
 
 /** Rows of a batch as the catalog stores them, prepared before timing. */
 export function toRows(items: unknown[]): { products: ProductRow[]; variants: VariantRow[] } {
@@ -80,7 +81,8 @@ async function prepareBatches(
  * bookkeeping in between: the history's entries are made from the stored rows before the timing.
  */
 export async function openBaseline(databaseUrl: string | undefined): Promise<{
-  run(batches: unknown[][], tenantId: string): Promise<number>;
+  /** Seconds to write `batches`; `span` (the CPU meter, bench/machine-load.ts) marks the timed part. */
+  run(batches: unknown[][], tenantId: string, span?: TimedSpan): Promise<number>;
   /**
    * Waits (up to 20 s) until no autovacuum worker runs on the server, so that a timed phase does
    * not share the machine with the clean-up of the phase before it, then checkpoints, so that each
@@ -94,8 +96,9 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
   const db: Database = await openDatabase({ databaseUrl, databaseSchema: schema, dataDir, poolSize: 2 });
   await migrate(db, databaseUrl ? schema : undefined);
   return {
-    async run(batches, tenantId) {
+    async run(batches, tenantId, span) {
       const prepared = await prepareBatches(db, tenantId, batches);
+      span?.start();
       const started = performance.now();
       for (const { products, variants, history, touched } of prepared) {
         await db.transaction(async (tx) => {
@@ -105,7 +108,9 @@ export async function openBaseline(databaseUrl: string | undefined): Promise<{
           await upsertVariants(tx, tenantId, serializeRows(variants));
         });
       }
-      return (performance.now() - started) / 1000;
+      const seconds = (performance.now() - started) / 1000;
+      span?.end();
+      return seconds;
     },
     async settle() {
       if (!databaseUrl) return;

@@ -8,6 +8,9 @@ import { BATCH, generateBatch } from './catalog-generator.ts';
 /** The file forms the command-line client imports, as the bench writes them. */
 export type CatalogFileFormat = 'jsonl' | 'csv' | 'xlsx';
 
+/** Every form a catalog file is written in here; JSONL is the import bench's reference. */
+export const CATALOG_FILE_FORMATS: readonly CatalogFileFormat[] = ['jsonl', 'csv', 'xlsx'];
+
 /** The generated catalog's batches, one page (1000 products) at a time, as the export hands them over. */
 async function* generatedPages(
   prefix: string,

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { dropSchemaWithJobs } from '../test/helpers/drop-schema.ts';
 import { writeCatalogFile, type CatalogFileFormat } from './catalog-files.ts';
 import { BATCH } from './catalog-generator.ts';
-import { readCpuSeconds, readStatusMiB, startServiceProcess } from './service-process.ts';
+import { readCpuSeconds } from './machine-load.ts';
+import { readStatusMiB, startServiceProcess } from './service-process.ts';
 
 /** One run of the command-line client on a file of generated products. */
 export interface ImportRun {

@@ -4,6 +4,7 @@ import { createBenchDatabase } from './bench-database.ts';
 import { openBaseline } from './baseline.ts';
 import { BATCH, generateBatch } from './catalog-generator.ts';
 import { createBenchClient, percentile, type BenchClient } from './http-client.ts';
+import { cpuSpan, type CpuUse, type TimedSpan } from './machine-load.ts';
 import { startServiceProcess } from './service-process.ts';
 import { startBenchWebhooks } from './webhook-receiver.ts';
 
@@ -37,7 +38,19 @@ export interface RunFigures {
   baseline: number[];
   endToEnd: number[];
   ratio: number[];
+  /** Each counted repeat's CPU, by whom, and the machine's load, over the baseline's timed part. */
+  baselineCpu: CpuUse[];
+  /** The same over the end-to-end run's. */
+  endToEndCpu: CpuUse[];
 }
+
+const noFigures = (): RunFigures => ({
+  baseline: [],
+  endToEnd: [],
+  ratio: [],
+  baselineCpu: [],
+  endToEndCpu: [],
+});
 
 /** Latencies seen by a phase's status pollers. */
 export interface PollFigures {
@@ -163,8 +176,12 @@ export async function assertHistoryRecorded(client: BenchClient, prefix: string)
   if (recorded.join() !== 'update,create') throw new Error(`history of ${prefix}-p0: ${recorded.join()}`);
 }
 
-/** Submits pre-serialized batches one after another, waits for all to be terminal; products/s. */
-export async function endToEnd(client: BenchClient, bodies: string[], latencies: number[]) {
+/**
+ * Submits pre-serialized batches one after another, waits for all to be terminal; products/s.
+ * `span` (the CPU meter, bench/machine-load.ts) marks the timed part.
+ */
+export async function endToEnd(client: BenchClient, bodies: string[], latencies: number[], span?: TimedSpan) {
+  span?.start();
   const started = performance.now();
   const ids: string[] = [];
   for (const body of bodies) {
@@ -174,6 +191,7 @@ export async function endToEnd(client: BenchClient, bodies: string[], latencies:
   }
   const records = await client.waitTerminal(ids);
   const seconds = (performance.now() - started) / 1000;
+  span?.end();
   for (const r of records) {
     if (r.status !== 'completed') throw new Error(`batch ended ${String(r.status)}: ${JSON.stringify(r)}`);
   }
@@ -229,9 +247,9 @@ async function benchIngestionOn(
     return client;
   };
   try {
-    const fresh: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
-    const update: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
-    const resend: RunFigures = { baseline: [], endToEnd: [], ratio: [] };
+    const fresh = noFigures();
+    const update = noFigures();
+    const resend = noFigures();
     const repeats = options.warmUpRepeats + options.repeats;
     for (let r = 0; r < repeats; r++) {
       const warmUp = r < options.warmUpRepeats;
@@ -247,18 +265,20 @@ async function benchIngestionOn(
        * service (serialized before its timing starts), each after autovacuum has settled.
        */
       const phase = async (figures: RunFigures, items: unknown[][], latencies: number[]) => {
+        const products = items.length * BATCH;
+        const baseCpu = cpuSpan([service.pid]);
         await baseline.settle();
-        const base = (items.length * BATCH) / (await baseline.run(items, `base-${prefix}`));
+        const base = products / (await baseline.run(items, `base-${prefix}`, baseCpu));
+        const bodies = items.map((batch) => JSON.stringify({ items: batch }));
+        const e2eCpu = cpuSpan([service.pid]);
         await baseline.settle();
-        const e2e = await endToEnd(
-          client,
-          items.map((batch) => JSON.stringify({ items: batch })),
-          latencies,
-        );
+        const e2e = await endToEnd(client, bodies, latencies, e2eCpu);
         if (!warmUp) {
           figures.baseline.push(base);
           figures.endToEnd.push(e2e);
           figures.ratio.push(e2e / base);
+          figures.baselineCpu.push(baseCpu.use(products));
+          figures.endToEndCpu.push(e2eCpu.use(products));
         }
         return `${e2e.toFixed(0)}/s vs baseline ${base.toFixed(0)}/s`;
       };

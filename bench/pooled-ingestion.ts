@@ -4,6 +4,7 @@ import { openBaseline } from './baseline.ts';
 import { createBenchClient, type BenchClient } from './http-client.ts';
 import { BATCH } from './catalog-generator.ts';
 import { assertHistoryRecorded, endToEnd, PHASES, repeatBatches, type Phase } from './ingestion.ts';
+import { cpuSpan, type CpuUse } from './machine-load.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { startBenchWebhooks, type BenchWebhooks } from './webhook-receiver.ts';
 
@@ -30,6 +31,8 @@ export interface PooledPhaseFigures {
   pooled: number[];
   /** Each repeat's pooled run against the direct run next to it. */
   pooledOverDirect: number[];
+  /** Each counted repeat's CPU, by whom, and the machine's load, over each side's timed part (bench/machine-load.ts). */
+  cpu: Record<'baseline' | Side, CpuUse[]>;
 }
 
 /** The side-by-side figures of each phase. */
@@ -107,7 +110,16 @@ async function measure(options: PooledBenchOptions, held: Held): Promise<PooledB
   const baseline = await openBaseline(options.directUrl);
   held.baseline = baseline;
   const figures = {} as PooledBenchResult;
-  for (const phase of PHASES) figures[phase] = { baseline: [], direct: [], pooled: [], pooledOverDirect: [] };
+  for (const phase of PHASES) {
+    figures[phase] = {
+      baseline: [],
+      direct: [],
+      pooled: [],
+      pooledOverDirect: [],
+      cpu: { baseline: [], direct: [], pooled: [] },
+    };
+  }
+  const servicePids = [...held.services.values()].map((service) => service.pid);
 
   for (let r = 0; r < options.warmUpRepeats + options.repeats; r++) {
     const counted = r - options.warmUpRepeats;
@@ -123,14 +135,22 @@ async function measure(options: PooledBenchOptions, held: Held): Promise<PooledB
       const lines: string[] = [];
       for (const [p, phase] of PHASES.entries()) {
         const items = batches[phase];
+        const products = items.length * BATCH;
+        // A side's service is the one whose turn it is; the other, waiting, counts as `other`.
+        // During the baseline both wait, and both count as the service, as in the direct run.
+        const cpu = {
+          baseline: cpuSpan(servicePids),
+          direct: cpuSpan([held.services.get('direct')!.pid]),
+          pooled: cpuSpan([held.services.get('pooled')!.pid]),
+        };
         await baseline.settle();
-        const base = (items.length * BATCH) / (await baseline.run(items, `base-${prefix}`));
+        const base = products / (await baseline.run(items, `base-${prefix}`, cpu.baseline));
         const bodies = items.map((batch) => JSON.stringify({ items: batch }));
         const order: Side[] = (counted + p) % 2 === 0 ? ['direct', 'pooled'] : ['pooled', 'direct'];
         const pace = {} as Record<Side, number>;
         for (const side of order) {
           await baseline.settle();
-          pace[side] = await endToEnd(clients.get(side)!, bodies, []);
+          pace[side] = await endToEnd(clients.get(side)!, bodies, [], cpu[side]);
         }
         if (counted >= 0) {
           const f = figures[phase];
@@ -138,6 +158,8 @@ async function measure(options: PooledBenchOptions, held: Held): Promise<PooledB
           f.direct.push(pace.direct);
           f.pooled.push(pace.pooled);
           f.pooledOverDirect.push(pace.pooled / pace.direct);
+          for (const side of ['baseline', 'direct', 'pooled'] as const)
+            f.cpu[side].push(cpu[side].use(products));
         }
         if (phase === 'update') {
           for (const client of clients.values()) await assertHistoryRecorded(client, prefix);

@@ -5,7 +5,8 @@ import { openServerDatabase } from '../src/db/server-database.ts';
 import { BATCH, generateBatch } from './catalog-generator.ts';
 import { createBenchClient, type BenchClient } from './http-client.ts';
 import { endToEnd } from './ingestion.ts';
-import { readCpuSeconds, startServiceProcess, type ServiceProcess } from './service-process.ts';
+import { readCpuSeconds } from './machine-load.ts';
+import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { loadCatalog } from './stored-catalog.ts';
 
 /** Ingestion with and without exports beside it, for one place the exports are read from. */

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   benchIngestion,
+  PHASES,
+  type Phase,
   type IngestionBenchOptions,
   type IngestionBenchResult,
   type PollFigures,
@@ -13,10 +15,11 @@ import { benchPooledAgainstDirect, type PooledPhaseFigures } from './pooled-inge
 import { benchPreview, type PreviewBenchResult } from './preview.ts';
 import { benchExport, EXPORT_FORMS, type ExportForm } from './export.ts';
 import { benchFileImport } from './file-import.ts';
-import type { CatalogFileFormat } from './catalog-files.ts';
+import { CATALOG_FILE_FORMATS, type CatalogFileFormat } from './catalog-files.ts';
 import { benchSearch } from './search.ts';
 import { benchReplicaExport, type ReplicaExportBenchResult } from './replica-export.ts';
-import { exportLines, importLines, searchLines, stats } from './tables.ts';
+import { exportLines, importLines, cpuLines, searchLines, stats } from './tables.ts';
+import { benchArgErrors, unreachable, usesServer } from './options.ts';
 
 /**
  * `npm run bench [-- --smoke] [-- --database-url URL [-- --pooled-url URL]] [-- --only ingestion|preview|import|export|search|analysis|decode|replica] [-- --no-analyzer] [-- --webhook]
@@ -42,35 +45,63 @@ import { exportLines, importLines, searchLines, stats } from './tables.ts';
  * primary, then from the replica (DATABASE_READ_URL).
  * The figures of every part that ran are written as JSON to `--out` (bench/results/latest.json).
  */
-const { values } = parseArgs({
-  options: {
-    smoke: { type: 'boolean', default: false },
-    'no-analyzer': { type: 'boolean', default: false },
-    webhook: { type: 'boolean', default: false },
-    only: { type: 'string' },
-    'database-url': { type: 'string' },
-    'pooled-url': { type: 'string' },
-    out: { type: 'string', default: 'bench/results/latest.json' },
-    'service-node-args': { type: 'string', default: '' },
-    repeats: { type: 'string' },
-    formats: { type: 'string' },
-    'import-batches': { type: 'string' },
-  },
-});
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        smoke: { type: 'boolean', default: false },
+        'no-analyzer': { type: 'boolean', default: false },
+        webhook: { type: 'boolean', default: false },
+        only: { type: 'string' },
+        'database-url': { type: 'string' },
+        'pooled-url': { type: 'string' },
+        out: { type: 'string', default: 'bench/results/latest.json' },
+        'service-node-args': { type: 'string', default: '' },
+        repeats: { type: 'string' },
+        formats: { type: 'string' },
+        'import-batches': { type: 'string' },
+      },
+    });
+  } catch (error) {
+    // An unknown option, or one without its value.
+    return refuse([(error as Error).message]);
+  }
+})();
 
-const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
+/** Stops the bench before anything runs, one line per mistake on the command line (exit code 2). */
+function refuse(errors: string[]): never {
+  for (const error of errors) process.stderr.write(`bench: ${error}\n`);
+  process.exit(2);
+}
+
+// An empty value is none, as the service reads DATABASE_URL: the embedded database.
+const databaseUrl = values['database-url'] || process.env.DATABASE_URL || undefined;
 const smoke = values.smoke;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const serviceNodeArgs = values['service-node-args'].split(' ').filter(Boolean);
 
-/** The forms `--formats` names (default: all of `known`). */
+/** A phase as the tables name it. */
+const PHASE_LABELS: Record<Phase, string> = { fresh: 'fresh', update: 'update', resend: 'resent' };
+
+// The command line is checked, then the servers the run will use are asked for `SELECT 1`,
+// before anything runs (bench/options.ts).
+const argErrors = benchArgErrors(values, databaseUrl);
+if (argErrors.length > 0) refuse(argErrors);
+const unanswered: string[] = [];
+for (const [option, url] of [
+  ['--database-url', usesServer(values.only) ? databaseUrl : undefined],
+  ['--pooled-url', values['pooled-url']],
+] as const) {
+  const reason = url ? await unreachable(option, url) : null;
+  if (reason) unanswered.push(reason);
+}
+if (unanswered.length > 0) refuse(unanswered);
+
+/** The forms `--formats` names (default: all of `known`; checked at start). */
 function formatsOption<T extends string>(known: readonly T[]): T[] {
   if (values.formats === undefined) return [...known];
-  const asked = values.formats.split(',').filter(Boolean);
-  const unknown = asked.filter((form) => !['jsonl', 'ndjson', 'csv', 'xlsx'].includes(form));
-  if (unknown.length > 0)
-    throw new Error(`--formats takes jsonl, ndjson, csv and xlsx, not ${unknown.join(', ')}`);
+  const asked = values.formats.split(',');
   return known.filter((form) => asked.includes(form));
 }
 
@@ -139,15 +170,6 @@ function table(result: IngestionBenchResult): string {
   ].join('\n');
 }
 
-if (
-  values.only !== undefined &&
-  !['ingestion', 'preview', 'import', 'export', 'search', 'analysis', 'decode', 'replica'].includes(
-    values.only,
-  )
-) {
-  throw new Error('--only takes ingestion, preview, import, export, search, analysis, decode or replica');
-}
-
 if (values.only === 'replica') await runReplicaExport();
 if (values.only === undefined || values.only === 'ingestion') await runIngestion();
 if (values.only === undefined || values.only === 'ingestion' || values.only === 'preview') await runPreview();
@@ -201,7 +223,16 @@ function ingestionOptions(overrides: Partial<IngestionBenchOptions> = {}): Inges
 async function runIngestion(): Promise<void> {
   const result = await benchIngestion(ingestionOptions());
 
-  process.stdout.write(`${table(result)}\n`);
+  process.stdout.write(`${table(result)}\n\n`);
+  const cpuRows = PHASES.flatMap((phase) => {
+    const { baselineCpu, endToEndCpu } = result[phase];
+    const run = PHASE_LABELS[phase];
+    return [
+      { run, side: 'baseline', uses: baselineCpu },
+      { run, side: 'end to end', uses: endToEndCpu, against: { side: 'baseline', uses: baselineCpu } },
+    ];
+  });
+  process.stdout.write(`${cpuLines(cpuRows)}\n`);
   record('ingestion', result);
   process.stdout.write(`figures written to ${values.out}\n`);
   if (values['pooled-url']) await runPooledIngestion();
@@ -213,11 +244,11 @@ async function runIngestion(): Promise<void> {
  * (bench/pooled-ingestion.ts), each also against the direct baseline of the same batches.
  */
 async function runPooledIngestion(): Promise<void> {
-  if (!databaseUrl) throw new Error('--pooled-url needs --database-url: the direct server to compare with');
   log('ingestion through the pooler against direct, side by side');
   const options = ingestionOptions();
   const pooled = await benchPooledAgainstDirect({
-    directUrl: databaseUrl,
+    // Both checked at start (bench/options.ts): the pooled URL comes with a server's.
+    directUrl: databaseUrl!,
     pooledUrl: values['pooled-url']!,
     batchesPerRun: options.batchesPerRun,
     repeats: options.repeats,
@@ -244,9 +275,19 @@ async function runPooledIngestion(): Promise<void> {
       '',
       '| run | direct / baseline | pooled / baseline | pooled / direct |',
       '|---|---|---|---|',
-      row('fresh', pooled.fresh),
-      row('update', pooled.update),
-      row('resent', pooled.resend),
+      ...PHASES.map((phase) => row(PHASE_LABELS[phase], pooled[phase])),
+      '',
+      cpuLines(
+        PHASES.flatMap((phase) => {
+          const { cpu } = pooled[phase];
+          const run = PHASE_LABELS[phase];
+          return [
+            { run, side: 'baseline', uses: cpu.baseline },
+            { run, side: 'direct', uses: cpu.direct, against: { side: 'baseline', uses: cpu.baseline } },
+            { run, side: 'pooled', uses: cpu.pooled, against: { side: 'direct', uses: cpu.direct } },
+          ];
+        }),
+      ),
       '',
     ].join('\n'),
   );
@@ -284,7 +325,8 @@ async function runImport(): Promise<void> {
     databaseUrl,
     batches: values['import-batches'] ? Number(values['import-batches']) : smoke ? 2 : 20,
     repeats: values.repeats ? Number(values.repeats) : smoke ? 1 : 3,
-    formats: formatsOption<CatalogFileFormat>(['csv', 'xlsx']),
+    // JSONL, the reference, is imported whatever `--formats` says.
+    formats: formatsOption<CatalogFileFormat>(CATALOG_FILE_FORMATS.filter((form) => form !== 'jsonl')),
     serviceNodeArgs,
     log,
   });

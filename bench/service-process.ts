@@ -36,18 +36,6 @@ export function readStatusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`, 100 on Linux). */
-let clockTicks: number | undefined;
-
-/** The CPU time a running process has used so far, user and system (/proc/<pid>/stat), in seconds. */
-export function readCpuSeconds(pid: number): number {
-  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-  // The fields after the command's name, which is in parentheses and may hold spaces.
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are the stat file's 14th and 15th fields, the 12th and 13th after the name.
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-}
-
 let built = false;
 
 /** Compiles the service to dist/ once per bench run, as `npm start` does before it starts. */

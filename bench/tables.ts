@@ -1,5 +1,6 @@
 import type { ExportBenchResult, ExportRun } from './export.ts';
 import type { ImportBenchResult } from './file-import.ts';
+import type { CpuUse } from './machine-load.ts';
 import type { SearchBenchResult } from './search.ts';
 
 /** Minimum, median (the lower of the middle two) and maximum. */
@@ -81,5 +82,47 @@ export function searchLines(result: SearchBenchResult): string {
         `| ${k.kind} | \`${k.example}\` | ${k.searches} | ${k.medianTotal} | ${f(k.p50, 1)} | ${f(k.p95, 1)} |`,
     ),
     `| all | | ${result.all.searches} | | ${f(result.all.p50, 1)} | ${f(result.all.p95, 1)} (max ${f(result.all.max, 1)}) |`,
+  ].join('\n');
+}
+
+/** A row of the CPU table: one side of one phase, each counted repeat's use. */
+export interface CpuRow {
+  run: string;
+  side: string;
+  uses: CpuUse[];
+  /** The row whose total this one's is divided by, repeat by repeat, and its side's name. */
+  against?: { side: string; uses: CpuUse[] };
+}
+
+/**
+ * The ingestion bench's CPU table (bench/machine-load.ts): per phase and side, the CPU its timed
+ * part spent per 1000 products, by whom, medians of the repeats; the machine's busy and stolen
+ * cores; and its total against another side's (the service's against the baseline's), a figure that
+ * moves less between machines than the pace does.
+ */
+export function cpuLines(rows: CpuRow[]): string {
+  const median = (uses: CpuUse[], pick: (use: CpuUse) => number, d = 0) => f(stats(uses.map(pick)).median, d);
+  const cells = (uses: CpuUse[]) =>
+    [
+      ...(['service', 'postgres', 'pgbouncer', 'bench', 'other', 'total'] as const).map((owner) =>
+        median(uses, (use) => use.msPer1000[owner]),
+      ),
+      median(uses, (use) => use.busyCores, 2),
+      median(uses, (use) => use.stealCores, 2),
+    ].join(' | ');
+  const against = ({ uses, against }: CpuRow) =>
+    against
+      ? `${spread(
+          uses.map((use, i) => use.msPer1000.total / against.uses[i]!.msPer1000.total),
+          2,
+        )} × ${against.side}`
+      : '';
+  const cores = rows[0]?.uses[0]?.cores ?? 0;
+  return [
+    `CPU per 1000 products over each timed part, ms (medians of the repeats), and the machine's load (${cores} cores):`,
+    '',
+    '| run | side | service | PostgreSQL | PgBouncer | bench process | other | total | busy cores | steal (cores) | total against |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((row) => `| ${row.run} | ${row.side} | ${cells(row.uses)} | ${against(row)} |`),
   ].join('\n');
 }
