@@ -16,6 +16,14 @@ export const DRAIN_BUDGET_MS = 20_000;
 /** Longest wait between a job's own tries while the database refuses work (1 + 2 + … + 16 s < the job's expiry). */
 const OUTAGE_RETRY_MAX_MS = 16_000;
 
+/**
+ * How long the job that takes a tenant over from a drain whose lock was lost waits before it runs.
+ * The server tells the lock's holder of a lost session a moment before it drops the session's locks
+ * (a backend sends its FATAL, then exits): a job run at once may still find the lock held, end as
+ * it does when another drain holds it, and leave the tenant to the stale sweep a minute later.
+ */
+export const LOST_LOCK_RETRY_SECONDS = 1;
+
 /** The lock a drain of `tenantId` holds (`Database.withLock`): one tenant's batches run one at a time. */
 export const tenantLockKey = (tenantId: string) => `tenant:${tenantId}`;
 
@@ -34,7 +42,9 @@ export interface BatchWorker {
  * tenant's catalog at once (sku ownership is decided from what is stored). So a job does not
  * process "its" batch: it takes the tenant's lock and drains the tenant's unfinished batches oldest
  * first. A job that finds the lock taken simply ends: the holder re-checks for new batches after it
- * releases the lock, and any batch whose job gave up was committed before that re-check.
+ * releases the lock, and any batch whose job gave up was committed before that re-check. A holder
+ * whose session died re-checks nothing; the job that takes over from it runs once the server has
+ * dropped the dead session's lock ({@link LOST_LOCK_RETRY_SECONDS}).
  *
  * Longer than 120 lines on purpose: a factory of short named steps (processOne, drainLocked,
  * drainTenant, drainThroughOutage, each under 50 lines) that share the worker's shutdown signal and
@@ -119,7 +129,10 @@ export function createBatchWorker(
    * the two; the embedded database runs its statements on this thread, so there the preparation
    * waits for the write to commit and runs after it, doing the same work in the same order.
    */
-  async function drainLocked(tenantId: string, lockLost: AbortSignal): Promise<'drained' | 'handed-off'> {
+  async function drainLocked(
+    tenantId: string,
+    lockLost: AbortSignal,
+  ): Promise<'drained' | 'handed-off' | 'lock-lost'> {
     const deadline = Date.now() + budget;
     // A lost lock stops the drain as a shutdown does, at the next chunk: another process may hold
     // the tenant now, and two drains of one tenant would break its batches' order.
@@ -143,7 +156,7 @@ export function createBatchWorker(
       for (;;) {
         const [batchId, nextId] = await findOldestUnfinishedBatches(db, tenantId, 2);
         if (!batchId) return 'drained';
-        if (stopping()) return 'handed-off';
+        if (stopping()) return lockLost.aborted && !shutdown.signal.aborted ? 'lock-lost' : 'handed-off';
         let prepared: PreparedBatch | null = null;
         if (ahead) {
           const ready = await ahead;
@@ -167,15 +180,20 @@ export function createBatchWorker(
     }
   }
 
+  /** The options of the job that takes a handed-back tenant on: after a lost lock it waits for the lock's release. */
+  const afterHandOff = (lockWasLost: boolean) =>
+    lockWasLost ? { startAfterSeconds: LOST_LOCK_RETRY_SECONDS } : {};
+
   async function drainTenant(tenantId: string): Promise<void> {
     for (;;) {
       const held = await db.withLock(tenantLockKey(tenantId), 0, (lockLost) =>
         drainLocked(tenantId, lockLost),
       );
       if (held === null) return;
-      if (held.value === 'handed-off') {
-        // Out of budget, or stopping: another job (here or in another process) takes it from here.
-        await queue.send({ tenantId, batchId: null });
+      if (held.value !== 'drained') {
+        // Out of budget, stopping, or the lock lost: another job (here or in another process) takes
+        // it from here.
+        await queue.send({ tenantId, batchId: null }, afterHandOff(held.value === 'lock-lost'));
         return;
       }
       // Drained: a batch committed while the lock was held may have had its job give up; look again.
@@ -226,9 +244,10 @@ export function createBatchWorker(
         } catch (error) {
           if (!(error instanceof ShutdownError)) throw error;
         }
-        // Stopping: hand the tenant back. Its batch stays where its last chunk left it, and any
-        // worker (this one after a restart) picks the new job up and resumes it.
-        await queue.send({ tenantId: job.tenantId, batchId: null });
+        // Stopping, or the drain's lock lost mid-batch (a ShutdownError with the worker running):
+        // hand the tenant back. Its batch stays where its last chunk left it, and any worker (this
+        // one after a restart) picks the new job up and resumes it.
+        await queue.send({ tenantId: job.tenantId, batchId: null }, afterHandOff(!shutdown.signal.aborted));
       });
       await housekeeping.start();
     },

@@ -66,10 +66,15 @@ async function backendsReplaced(
   }
 }
 
-async function terminate(admin: Database, pids: number[]): Promise<void> {
+/**
+ * Ends the backends `pids`. With `waitForExit`, returns once they have exited (PostgreSQL waits up to
+ * 5 s): a backend sends its FATAL and then exits, dropping its locks as it goes, so only then are
+ * its locks free and its FATAL already in its client's socket.
+ */
+async function terminate(admin: Database, pids: number[], { waitForExit = false } = {}): Promise<void> {
   const killed = await admin.query<{ done: boolean }>(
-    'SELECT pg_terminate_backend(pid) AS done FROM unnest($1::int[]) AS t(pid)',
-    [pids],
+    'SELECT pg_terminate_backend(pid, $2) AS done FROM unnest($1::int[]) AS t(pid)',
+    [pids, waitForExit ? 5_000 : 0],
   );
   assert.deepEqual(
     killed.map((row) => row.done),
@@ -251,7 +256,9 @@ void describe('the server connection pool', { skip }, () => {
           "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = ANY($1::int[])",
           [await backendsOf(admin, name)],
         );
-        await terminate(admin, [holder!.pid]);
+        // The holder can hear of the loss a moment before the server frees the lock: the test
+        // waits for the backend's exit before it tries the lock.
+        await terminate(admin, [holder!.pid], { waitForExit: true });
         assert.equal(await eventually(() => lockLost.aborted, true, 5_000), true);
         assert.deepEqual(await other.withLock(key, 0, () => Promise.resolve('taken')), { value: 'taken' });
         return 'finished';
@@ -274,9 +281,10 @@ void describe('the server connection pool', { skip }, () => {
       await assert.rejects(
         db.transaction(async (tx) => {
           const [own] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-          await terminate(admin, [own!.pid]);
-          // The connection's end arrives while no query runs on it.
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          // The connection's end arrives while no query runs on it: once the backend has exited,
+          // its FATAL is in the socket, and the next turn of the event loop has read it.
+          await terminate(admin, [own!.pid], { waitForExit: true });
+          await new Promise((resolve) => setImmediate(resolve));
           await tx.query('SELECT 1');
         }),
         { message: 'Client has encountered a connection error and is not queryable' },
@@ -337,7 +345,7 @@ void describe('the server connection pool', { skip }, () => {
 
       // A second outage is told again.
       await cut();
-      assert.deepEqual(await eventually(() => errors.length, 2, 2_000), 2);
+      assert.deepEqual(await eventually(() => errors.length, 2, 10_000), 2);
     } finally {
       await db.close();
       if (relay.listening) await cut();

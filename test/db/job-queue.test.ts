@@ -95,6 +95,29 @@ void test('wake() starts a job sent while the loop sleeps out its polling interv
   assert.deepEqual(handled, [first, second]);
 });
 
+void test('a job sent with startAfterSeconds is not taken before then, and is once due', async () => {
+  // The worker sends the tenant of a drain whose lock was lost this way (src/worker/batch-worker.ts).
+  await queue?.stop(1_000);
+  queue = await startJobQueue(svc.service.db, {
+    schema: svc.service.queue.schema,
+    pollingIntervalSeconds: 30,
+  });
+  const handled: IngestJob[] = [];
+  await queue.work(1, async (job) => {
+    handled.push(job);
+  });
+  const job: IngestJob = { tenantId: 'tenant-later', batchId: null };
+  const sentAt = Date.now();
+  await queue.send(job, { startAfterSeconds: 3 });
+  // Woken at once, the loop fetches, finds nothing due, and sleeps out its 30 s.
+  queue.wake();
+  assert.equal(await holdsWithin(1_000, () => handled.length > 0), false, 'taken before its start');
+  await sleep(Math.max(0, sentAt + 3_200 - Date.now()));
+  queue.wake();
+  assert.equal(await holdsWithin(5_000, () => handled.length > 0), true, 'not taken once due');
+  assert.deepEqual(handled, [job]);
+});
+
 void test("pg-boss's own failures reach onError instead of vanishing", async () => {
   let failing = false;
   const db = interceptQueries(svc.service.db, (run) =>

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database } from '../../src/db/database.ts';
 import { ShutdownError, type BatchProcessor } from '../../src/worker/batch-processor.ts';
+import { LOST_LOCK_RETRY_SECONDS } from '../../src/worker/batch-worker.ts';
 import { findBatch } from '../../src/ingestion/batches/batch.repository.ts';
 import type { IngestJob, JobQueue } from '../../src/queue/job-queue.ts';
 import { product, withoutName } from '../helpers/catalog-fixtures.ts';
@@ -49,16 +50,44 @@ function workerWithLock(
         ? svc.service.db.withLock(key, waitMs, () => fn(lockLost()))
         : fn(lockLost()).then((value) => ({ value })),
   };
-  const sent: IngestJob[] = [];
+  const sent: SentJob[] = [];
+  // The job loop runs the jobs of `jobs` once each; nothing else of the service's queue is touched.
+  const jobs: IngestJob[] = [];
   const queue: JobQueue = {
     ...svc.service.queue,
-    send: (job) => {
-      sent.push(job);
+    send: (job, options = {}) => {
+      sent.push({ job, startAfterSeconds: options.startAfterSeconds ?? 0 });
       return Promise.resolve();
     },
+    work: async (_concurrency, handler) => {
+      for (const job of jobs) await handler(job);
+    },
+    stop: () => Promise.resolve(),
   };
   const worker = workerOn({ db, queue, processor: watch(processorOn(db, 1)), concurrency });
-  return { worker, sent };
+  return { worker, sent, jobs };
+}
+
+/** A `watch` for {@link workerWithLock}: runs `action` each time a chunk's rows are on their way. */
+const whenWriting =
+  (action: () => void) =>
+  (processor: BatchProcessor): BatchProcessor => ({
+    ...processor,
+    processBatch(tenantId, batchId, signal, pipeline) {
+      return processor.processBatch(tenantId, batchId, signal, {
+        ...pipeline,
+        onWriting: () => {
+          pipeline?.onWriting?.();
+          action();
+        },
+      });
+    },
+  });
+
+/** A job a worker sent, with its delay. */
+interface SentJob {
+  job: IngestJob;
+  startAfterSeconds: number;
 }
 
 void describe('a drain whose tenant lock is lost', () => {
@@ -111,7 +140,39 @@ void describe('a drain whose tenant lock is lost', () => {
     const batch = await findBatch(svc.service.db, tenant, batchId);
     assert.equal(batch?.status, 'accepted');
     assert.equal(batch?.attempts, 0);
-    assert.deepEqual(sent, [{ tenantId: tenant, batchId: null }]);
+    // Not at once: the server may not have dropped the dead session's lock yet.
+    assert.deepEqual(sent, [
+      { job: { tenantId: tenant, batchId: null }, startAfterSeconds: LOST_LOCK_RETRY_SECONDS },
+    ]);
+  });
+
+  void test('the job after a lock lost mid-batch waits for the lock to be dropped; one after a shutdown does not', async () => {
+    // The job loop re-queues the tenant of a drain that stopped mid-batch. A job run at once could
+    // find the dead session's lock still held, end, and leave the tenant to the stale sweep.
+    const tenant = svc.tenant('lock-lost-job');
+    const batchId = await storeBatch(svc.service.db, tenant, [product(), product(), product()]);
+    const lockLost = new AbortController();
+    const losing = workerWithLock(() => lockLost.signal, { watch: whenWriting(() => lockLost.abort()) });
+    losing.jobs.push({ tenantId: tenant, batchId });
+    await losing.worker.start();
+    await losing.worker.stop(5_000);
+    assert.equal((await findBatch(svc.service.db, tenant, batchId))?.next_index, 1, 'stopped after a chunk');
+    // The first job sent is the loop's; the housekeeping's first sweep, which starts after the job
+    // loop, sends one of its own for every tenant with an unfinished batch.
+    assert.deepEqual(losing.sent[0], {
+      job: { tenantId: tenant, batchId: null },
+      startAfterSeconds: LOST_LOCK_RETRY_SECONDS,
+    });
+
+    // A worker stopping hands the tenant back at once: nothing of its own is lost.
+    const stopping = workerWithLock(() => new AbortController().signal, {
+      watch: whenWriting(() => void stopping.worker.stop(5_000)),
+    });
+    stopping.jobs.push({ tenantId: tenant, batchId });
+    await stopping.worker.start();
+    await stopping.worker.stop(5_000);
+    assert.equal((await findBatch(svc.service.db, tenant, batchId))?.next_index, 2, 'stopped after a chunk');
+    assert.deepEqual(stopping.sent[0], { job: { tenantId: tenant, batchId: null }, startAfterSeconds: 0 });
   });
 
   void test('drains that end leave no listener behind on the worker: no leak warning at 64 at once', async () => {
