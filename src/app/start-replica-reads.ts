@@ -24,9 +24,12 @@ const REPLICA_CONNECT_TIMEOUT_MS = 2_000;
  */
 export const REPLICA_STATEMENT_TIMEOUT_MS = 10_000;
 
+/** The replica pool's `application_name`, which `pg_stat_activity` shows the server's operators. */
+export const REPLICA_READS_APPLICATION_NAME = 'catalog-ingestion-replica-reads';
+
 /**
  * The replica's pool at `url` (`DATABASE_READ_URL`): up to `DATABASE_READ_POOL_SIZE` connections,
- * opened as reads need them, in the same schema, named `catalog-ingestion-replica-reads` in
+ * opened as reads need them, in the same schema, named {@link REPLICA_READS_APPLICATION_NAME} in
  * `pg_stat_activity`, with the timeouts above.
  */
 export function openReplicaPool(
@@ -36,7 +39,7 @@ export function openReplicaPool(
   return openServerDatabase(url, {
     max: config.databaseReadPoolSize,
     schema: config.databaseSchema,
-    applicationName: 'catalog-ingestion-replica-reads',
+    applicationName: REPLICA_READS_APPLICATION_NAME,
     connectTimeoutMs: REPLICA_CONNECT_TIMEOUT_MS,
     statementTimeoutMs: REPLICA_STATEMENT_TIMEOUT_MS,
   });

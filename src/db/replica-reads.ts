@@ -16,7 +16,7 @@ import type { Database, Queryable } from './database-types.ts';
  */
 export const REPLICA_CATCH_UP_MS = 250;
 /** How often the replica's replay position is asked for while a read waits for it. */
-const REPLICA_POLL_MS = 10;
+export const REPLICA_POLL_MS = 10;
 /**
  * How long reads go straight to the primary, without asking the replica, after a read found it
  * behind or failing; then one read tries it again. A lag rarely clears at once (a burst of writes

@@ -165,10 +165,14 @@ export function verdict(overrides: Partial<SceneVerdict> = {}): SceneVerdict {
   };
 }
 
-/** A deterministic stand-in for the vision model; `pick` chooses the verdict per decoded image. */
+/**
+ * A deterministic stand-in for the vision model; `pick` chooses the verdict per decoded image. With
+ * `hold`, every image stays at the model (counted in `calls`) until `hold` resolves: a test that
+ * needs the analyzer busy opens it when it is done, and no timer decides how long the work takes.
+ */
 export function fakeClassifier(
   pick: (image: RawImage) => SceneVerdict = () => verdict(),
-  options: { delayMs?: number } = {},
+  options: { hold?: Promise<void> } = {},
 ): SceneClassifier & { calls: number } {
   const fake = {
     calls: 0,
@@ -176,12 +180,21 @@ export function fakeClassifier(
     isReady: () => true,
     classify: async (image: RawImage) => {
       fake.calls += 1;
-      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      if (options.hold) await options.hold;
       return pick(image);
     },
     close: async () => undefined,
   };
   return fake;
+}
+
+/** A closed gate: `closed` resolves once `open` is called (for `fakeClassifier`'s `hold`). */
+export function gate(): { closed: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { closed, open };
 }
 
 /** Resolves once `condition` holds; fails the test if it does not within `ms`. */

@@ -9,6 +9,7 @@ import {
   buildAnalysisApp,
   decodeForTests,
   fakeClassifier,
+  gate,
   mintToken,
   redirect,
   roomPhoto,
@@ -198,7 +199,9 @@ void test('summary: exact counts, mean confidence, distinct room types in order 
 });
 
 void test('a full analyzer answers 429 in the analysis shape, with Retry-After', async () => {
-  const slowModel = fakeClassifier(() => verdict(), { delayMs: 300 });
+  // The model holds every image until the 429 has been seen: the queue stays full until then.
+  const model = gate();
+  const slowModel = fakeClassifier(() => verdict(), { hold: model.closed });
   const busy = createAnalysisService({
     classifier: slowModel,
     decode: decodeForTests,
@@ -228,16 +231,21 @@ void test('a full analyzer answers 429 in the analysis shape, with Retry-After',
       error: 'Too Many Requests',
     });
     assert.equal(refused.headers['retry-after'], '5');
+    // The two images at the model finish, and the two waiting run after them.
+    model.open();
     assert.equal((await running).status, 200);
     const later = await post({ imageUrls: [server.url('/photo.jpg?e')] }, undefined, busyApp);
     assert.equal(later.status, 200);
   } finally {
+    model.open();
     await busyApp.close();
   }
 });
 
 void test('one tenant holds at most its share of the analyzer: its next request is 429, others still get in', async () => {
-  const slowModel = fakeClassifier(() => verdict(), { delayMs: 300 });
+  // The model holds every image until the other tenant's request has been let in.
+  const model = gate();
+  const slowModel = fakeClassifier(() => verdict(), { hold: model.closed });
   const shared = createAnalysisService({
     classifier: slowModel,
     decode: decodeForTests,
@@ -246,7 +254,16 @@ void test('one tenant holds at most its share of the analyzer: its next request 
     maxQueuedImages: 100,
     maxImagesPerTenant: 10,
   });
-  const sharedApp = await buildAnalysisApp(shared);
+  // The service admits or refuses a request's images as `analyze` is called (the work queue takes
+  // them all or none, at once), so a tenant seen here has had its request admitted or refused.
+  const decided: string[] = [];
+  const sharedApp = await buildAnalysisApp({
+    ...shared,
+    analyze: (urls, tenant) => {
+      decided.push(tenant ?? '');
+      return shared.analyze(urls, tenant);
+    },
+  });
   const busyTenant = `Bearer ${await mintToken({ tenant: 'busy-tenant' })}`;
   const otherTenant = `Bearer ${await mintToken({ tenant: 'other-tenant' })}`;
   try {
@@ -261,12 +278,17 @@ void test('one tenant holds at most its share of the analyzer: its next request 
       error: 'Too Many Requests',
     });
     assert.equal(refused.headers['retry-after'], '5');
-    const other = await post({ imageUrls: [server.url('/photo.jpg?other')] }, otherTenant, sharedApp);
-    assert.equal(other.status, 200);
+    // The other tenant's request is decided while the busy tenant still holds its ten images; its
+    // image then waits for a slot, so it is answered only once the model lets the images go.
+    const other = post({ imageUrls: [server.url('/photo.jpg?other')] }, otherTenant, sharedApp);
+    await reached(() => decided.includes('other-tenant'), "the other tenant's request decided");
+    model.open();
+    assert.equal((await other).status, 200);
     assert.equal((await running).status, 200);
     const again = await post({ imageUrls: [server.url('/photo.jpg?share=10')] }, busyTenant, sharedApp);
     assert.equal(again.status, 200);
   } finally {
+    model.open();
     await sharedApp.close();
   }
 });

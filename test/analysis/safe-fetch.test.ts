@@ -124,7 +124,8 @@ void test('times out a server that never answers, and one that stalls mid-body',
   const silent = await failure(quick, server.url('/hang.jpg'));
   assert.equal(silent.kind, 'timeout');
   assert.equal(silent.message, 'Timed out after 0.3 s fetching the image');
-  assert.ok(performance.now() - started < 2000);
+  // A timeout that did not work would wait for ever: the bound only has to outlast a stalled machine.
+  assert.ok(performance.now() - started < 10_000);
   assert.equal(hangs, 1);
   assert.equal((await failure(quick, server.url('/slow-body.jpg'))).kind, 'timeout');
 });

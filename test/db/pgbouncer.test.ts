@@ -64,14 +64,15 @@ void describe(
            AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
           [key],
         );
-        await second.query('SELECT pg_terminate_backend($1)', [holder!.pid]);
+        // Returns once the backend has exited (PostgreSQL waits up to 5 s), and so dropped its locks.
+        await second.query('SELECT pg_terminate_backend($1, 5000)', [holder!.pid]);
         // PgBouncer passes the server's end on and closes the client connection that held it.
         const heard = await new Promise<boolean>((resolve) => {
           if (lockLost.aborted) resolve(true);
           lockLost.addEventListener('abort', () => resolve(true), { once: true });
           setTimeout(() => resolve(false), 5_000).unref();
         });
-        const meanwhile = await second.withLock('tenant:ended', 1_000, async () => 'taken');
+        const meanwhile = await second.withLock('tenant:ended', 0, async () => 'taken');
         return { heard, meanwhile };
       });
       assert.deepEqual(outcome, { value: { heard: true, meanwhile: { value: 'taken' } } });

@@ -38,9 +38,11 @@ async function serverFault(): Promise<{ url: string; fault: Fault }> {
   await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(serverUrl!);
   url.pathname = `/${name}`;
+  // Waits (up to 5 s each) for the backends to exit: one inside a COMMIT finishes it first, and
+  // that commit must land before the test reads what the fault left.
   const terminateOthers = () =>
     admin.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+      `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
       [name],
     );
   return {

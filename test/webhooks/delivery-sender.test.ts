@@ -82,7 +82,8 @@ describe('one webhook attempt', () => {
   test('an endless answer: the status counts, and reading stops after 64 KiB', async () => {
     const started = Date.now();
     assert.deepEqual(await open(message(`${base}/endless`)), { statusCode: 200 });
-    assert.ok(Date.now() - started < 2000, 'the body was not read to its end');
+    // An unbounded read would never end: the bound only has to outlast a stalled machine.
+    assert.ok(Date.now() - started < 10_000, 'the body was not read to its end');
   });
 
   test('no answer within the time limit is a failure saying so', async () => {

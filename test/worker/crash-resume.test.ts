@@ -169,11 +169,18 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
     const closed = once(socket, 'close');
     socket.on('error', () => undefined);
     // 100 kB announced, 10 bytes sent: the request is in flight and will never finish by itself.
+    // Node's server answers `100 Continue` once it has parsed the headers and handed the request on:
+    // then, and not after a guessed pause, the request is known to be in the service.
     socket.write(
       `POST /products/ingestions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n` +
-        'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"items":[',
+        'Content-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n',
     );
-    await sleep(300); // the request has reached the service (its headers are parsed)
+    const interim = await Promise.race([
+      once(socket, 'data').then(([chunk]) => String(chunk)),
+      sleep(10_000).then(() => 'no answer within 10 s'),
+    ]);
+    assert.equal(interim, 'HTTP/1.1 100 Continue\r\n\r\n');
+    socket.write('{"items":[');
     const sent = Date.now();
     assert.deepEqual(await stopProcess(proc, 'SIGTERM', 10_000), { code: 0, signal: null });
     assert.ok(Date.now() - sent <= 10_000);
