@@ -164,7 +164,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await listen(app);
     }
     if (config.role !== 'api' && !draining())
-      workerSide = await startWorkerSide(config, { db, queue, metrics, log });
+      workerSide = await startWorkerSide(config, { db, queue, metrics, log }, options.drain);
   } catch (error) {
     // Undo what was started, so a failed start leaves no timers, sockets or locks behind.
     await (closeRequests() ?? app?.close())?.catch(() => undefined);

@@ -41,10 +41,17 @@ export function createWorker(config: Config, deps: WorkerDeps): BatchWorker {
   });
 }
 
-/** Starts the worker side `config` asks for; resolves once it takes jobs. */
-export async function startWorkerSide(config: Config, deps: WorkerDeps): Promise<WorkerSide> {
+/**
+ * Starts the worker side `config` asks for; resolves once it takes jobs. `drain`, aborted by a
+ * signal while the start is under way, reaches a worker thread at once (`startWorkerThread`).
+ */
+export async function startWorkerSide(
+  config: Config,
+  deps: WorkerDeps,
+  drain?: AbortSignal,
+): Promise<WorkerSide> {
   if (config.worker.thread) {
-    const thread = await startWorkerThread(config, deps.log);
+    const thread = await startWorkerThread(config, deps.log, drain);
     deps.metrics.addSource(() => thread.metrics());
     return {
       worker: null,

@@ -34,8 +34,16 @@ const RESTART_DELAY_MS = 1_000;
  * Starts the worker role in its own thread, with its own connections, queue polling and event loop,
  * so that parsing, validating and merging batches runs beside the API instead of between its
  * requests. Resolves once the thread's worker has started. A thread that dies is started again.
+ *
+ * `drain`, aborted by a signal to the process, is passed on to the thread at once, also while it
+ * starts: a thread still loading its modules then ends without starting, and one already starting
+ * starts no worker and stops. The drain's clock runs from the signal, not from the thread's start.
  */
-export async function startWorkerThread(config: Config, log: Logger): Promise<WorkerThread> {
+export async function startWorkerThread(
+  config: Config,
+  log: Logger,
+  drain?: AbortSignal,
+): Promise<WorkerThread> {
   const data: ThreadData = {
     config: { ...config, role: 'worker', worker: { ...config.worker, thread: false } },
   };
@@ -45,10 +53,25 @@ export async function startWorkerThread(config: Config, log: Logger): Promise<Wo
   /** The last metrics the thread sent: served when it is slow to answer or being restarted. */
   let lastMetrics: MetricsSnapshot | null = null;
 
-  /** Starts a thread; resolves once its worker runs, with a promise of its exit. */
-  const start = (): Promise<{ thread: Worker; exited: Promise<void> }> =>
+  /** The thread last spawned, told to stop as soon as a drain is asked for, ready or not. */
+  let spawned: Worker | null = null;
+  const askToStop = (thread: Worker) => thread.postMessage({ type: 'stop' } satisfies HostMessage);
+  const stopOnDrain = () => {
+    stopping = true;
+    if (spawned) askToStop(spawned);
+  };
+  if (drain?.aborted) stopping = true;
+  else drain?.addEventListener('abort', stopOnDrain, { once: true });
+
+  /**
+   * Starts a thread; resolves once its worker runs, with a promise of its exit, or with null when
+   * a drain ended the thread before it was ready.
+   */
+  const start = (): Promise<{ thread: Worker; exited: Promise<void> } | null> =>
     new Promise((resolve, reject) => {
       const thread = spawnThread(new URL('./worker-thread.entry.ts', import.meta.url), data);
+      spawned = thread;
+      if (stopping) askToStop(thread);
       let started = false;
       const exited = new Promise<void>((done) => thread.once('exit', () => done()));
       thread.on('message', (message: ThreadMessage) => {
@@ -72,7 +95,8 @@ export async function startWorkerThread(config: Config, log: Logger): Promise<Wo
         else log.error({ err: error }, 'the worker thread crashed');
       });
       thread.on('exit', (code) => {
-        if (!started) reject(new Error(`the worker thread exited with ${code} while starting`));
+        if (!started && stopping && code === 0) resolve(null);
+        else if (!started) reject(new Error(`the worker thread exited with ${code} while starting`));
         else if (!stopping) restart(code);
       });
     });
@@ -114,10 +138,11 @@ export async function startWorkerThread(config: Config, log: Logger): Promise<Wo
     },
     async stop(timeoutMs) {
       stopping = true;
+      drain?.removeEventListener('abort', stopOnDrain);
       // A replacement still starting is waited for, then stopped like the thread it replaces.
       const running = await current;
       if (!running) return;
-      running.thread.postMessage({ type: 'stop' } satisfies HostMessage);
+      askToStop(running.thread);
       const timer = setTimeout(() => void running.thread.terminate(), timeoutMs + 2_000);
       await running.exited;
       clearTimeout(timer);

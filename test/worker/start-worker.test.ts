@@ -1,6 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Config } from '../../src/config.ts';
+import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startWorkerThread } from '../../src/app/worker-thread.ts';
+import { dropServiceSchema } from '../helpers/server-schema.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { NEEDS_SERVER } from '../helpers/state-shared-schema.ts';
@@ -102,6 +107,49 @@ void describe(
         );
       assert.equal(pool('all', 'idle') + pool('all', 'busy'), 12, metrics.body);
       assert.ok(pool('worker', 'idle') + pool('worker', 'busy') >= 1, metrics.body);
+    });
+  },
+);
+
+void describe(
+  'a drain asked for while the worker thread starts',
+  { skip: process.env.TEST_DATABASE_URL ? false : NEEDS_SERVER },
+  () => {
+    const serverUrl = process.env.TEST_DATABASE_URL!;
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    after(async () => {
+      await dropServiceSchema(serverUrl, schema);
+    });
+
+    void test('reaches a thread still loading its modules: it ends at once, having opened nothing', async () => {
+      const config = loadConfig({
+        NODE_ENV: 'test',
+        AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
+        DATABASE_URL: serverUrl,
+        DATABASE_SCHEMA: schema,
+      });
+      const errors: string[] = [];
+      const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(line) });
+      const drain = new AbortController();
+      const starting = startWorkerThread(config, log, drain.signal);
+      // The thread is spawned by now, its modules not yet loaded (that takes a second or more).
+      drain.abort();
+      const thread = await starting;
+      await thread.stop(1_000);
+      // A thread that had started its service would have created the schema and its job queue's
+      // (migrations run first); a thread that failed or was restarted would have logged an error.
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ nspname: string }>(
+          'SELECT nspname FROM pg_namespace WHERE nspname IN ($1, $2)',
+          [schema, `${schema}_jobs`],
+        );
+        assert.deepEqual(rows, []);
+      } finally {
+        await client.end();
+      }
+      assert.deepEqual(errors, []);
     });
   },
 );
