@@ -23,7 +23,10 @@ if (process.platform === 'linux') {
   }
 }
 
-/** Aborted by the host's `stop`: a start under way then starts no worker, and stops once it has started. */
+/**
+ * Aborted by the host's `stop`: a start under way then starts no worker if it has not reached its
+ * worker side yet, and the service stops once started.
+ */
 const drain = new AbortController();
 let service: Service | null = null;
 let serviceStarting = false;
@@ -52,8 +55,9 @@ port.on('message', (message: HostMessage) => {
     case 'stop':
       drain.abort();
       if (service) void stopService(service);
-      // Nothing is open yet (no connection, no job claimed): the thread can simply end.
-      else if (!serviceStarting) process.exit(0);
+      // Nothing is open yet (no connection, no job claimed): the thread can simply end, once its
+      // log (asynchronous in a thread, and not flushed by an exit there) is written.
+      else if (!serviceStarting) log.flush(() => process.exit(0));
       break;
   }
 });

@@ -29,6 +29,12 @@ export interface WorkerThread {
 }
 
 const RESTART_DELAY_MS = 1_000;
+/**
+ * How long a thread told to stop while it starts may take to end by itself before it is ended:
+ * as long as a running thread's stop may take (the worker's 8 s and 2 s more), so that a start
+ * that hangs (a database that does not answer) cannot hold the drain for ever.
+ */
+const DRAINED_START_LIMIT_MS = 10_000;
 
 /**
  * Starts the worker role in its own thread, with its own connections, queue polling and event loop,
@@ -36,8 +42,10 @@ const RESTART_DELAY_MS = 1_000;
  * requests. Resolves once the thread's worker has started. A thread that dies is started again.
  *
  * `drain`, aborted by a signal to the process, is passed on to the thread at once, also while it
- * starts: a thread still loading its modules then ends without starting, and one already starting
- * starts no worker and stops. The drain's clock runs from the signal, not from the thread's start.
+ * starts: a thread still loading its modules then ends without opening anything, and one whose
+ * service is starting stops once started, with no worker if the drain came before its worker side
+ * (else the worker hands its jobs back, as on any stop). Either way the start resolves, and the
+ * drain's clock runs from the signal, not from the end of the thread's start.
  */
 export async function startWorkerThread(
   config: Config,
@@ -53,35 +61,42 @@ export async function startWorkerThread(
   /** The last metrics the thread sent: served when it is slow to answer or being restarted. */
   let lastMetrics: MetricsSnapshot | null = null;
 
-  /** The thread last spawned, told to stop as soon as a drain is asked for, ready or not. */
-  let spawned: Worker | null = null;
   const askToStop = (thread: Worker) => thread.postMessage({ type: 'stop' } satisfies HostMessage);
+  /** Tells the thread last spawned to stop as soon as a drain is asked for, ready or not. */
+  let stopSpawned: (() => void) | null = null;
   const stopOnDrain = () => {
     stopping = true;
-    if (spawned) askToStop(spawned);
+    stopSpawned?.();
   };
   if (drain?.aborted) stopping = true;
   else drain?.addEventListener('abort', stopOnDrain, { once: true });
 
   /**
    * Starts a thread; resolves once its worker runs, with a promise of its exit, or with null when
-   * a drain ended the thread before it was ready.
+   * a drain ended the thread before it was ready (a start that a drain cut short is no failure).
    */
   const start = (): Promise<{ thread: Worker; exited: Promise<void> } | null> =>
     new Promise((resolve, reject) => {
       const thread = spawnThread(new URL('./worker-thread.entry.ts', import.meta.url), data);
-      spawned = thread;
-      if (stopping) askToStop(thread);
       let started = false;
+      let cut: NodeJS.Timeout | undefined;
+      stopSpawned = () => {
+        askToStop(thread);
+        if (!started) cut ??= setTimeout(() => void thread.terminate(), DRAINED_START_LIMIT_MS);
+      };
+      if (stopping) stopSpawned();
       const exited = new Promise<void>((done) => thread.once('exit', () => done()));
       thread.on('message', (message: ThreadMessage) => {
         switch (message.type) {
           case 'ready':
             started = true;
+            clearTimeout(cut);
             resolve({ thread, exited });
             break;
           case 'failed':
-            reject(new Error(`the worker thread failed to start: ${message.message}`));
+            if (stopping)
+              log.warn({ reason: message.message }, 'the worker thread failed while a drain stopped it');
+            else reject(new Error(`the worker thread failed to start: ${message.message}`));
             break;
           case 'metrics':
             lastMetrics = message.metrics;
@@ -91,11 +106,12 @@ export async function startWorkerThread(
         }
       });
       thread.on('error', (error) => {
-        if (!started) reject(error);
+        if (!started && !stopping) reject(error);
         else log.error({ err: error }, 'the worker thread crashed');
       });
       thread.on('exit', (code) => {
-        if (!started && stopping && code === 0) resolve(null);
+        clearTimeout(cut);
+        if (!started && stopping) resolve(null);
         else if (!started) reject(new Error(`the worker thread exited with ${code} while starting`));
         else if (!stopping) restart(code);
       });

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -150,6 +152,42 @@ void describe(
         await client.end();
       }
       assert.deepEqual(errors, []);
+    });
+
+    void test('reaches a thread whose start then fails: the start resolves, and the log says why at warn', async () => {
+      // A stand-in database server: the thread's first connection proves its service is starting;
+      // the drain is asked for then, and the connection is dropped, failing the start.
+      const stand = net.createServer();
+      const connected = new Promise<net.Socket>((resolve) => {
+        stand.once('connection', resolve);
+      });
+      stand.listen(0, '127.0.0.1');
+      await once(stand, 'listening');
+      const { port } = stand.address() as net.AddressInfo;
+      const config = loadConfig({
+        NODE_ENV: 'test',
+        AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/test`,
+        DATABASE_SCHEMA: schema,
+      });
+      const lines: Array<{ level: number; msg: string; reason?: string }> = [];
+      const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const drain = new AbortController();
+      try {
+        const starting = startWorkerThread(config, log, drain.signal);
+        const socket = await connected;
+        drain.abort();
+        socket.destroy();
+        const thread = await starting; // a rejection here would make main.ts exit 1 on a SIGTERM
+        await thread.stop(1_000);
+      } finally {
+        stand.close();
+      }
+      assert.deepEqual(
+        lines.map(({ level, msg }) => ({ level, msg })),
+        [{ level: 40, msg: 'the worker thread failed while a drain stopped it' }],
+      );
+      assert.match(lines[0]!.reason ?? '', /Connection terminated|ECONNRESET|closed/i);
     });
   },
 );
