@@ -122,14 +122,17 @@ void describe(
     after(async () => {
       await dropServiceSchema(serverUrl, schema);
     });
-
-    void test('reaches a thread still loading its modules: it ends at once, having opened nothing', async () => {
-      const config = loadConfig({
+    /** A service's configuration on `databaseUrl`, in this describe's schema. */
+    const configOn = (databaseUrl: string) =>
+      loadConfig({
         NODE_ENV: 'test',
         AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
-        DATABASE_URL: serverUrl,
+        DATABASE_URL: databaseUrl,
         DATABASE_SCHEMA: schema,
       });
+
+    void test('reaches a thread still loading its modules: it ends at once, having opened nothing', async () => {
+      const config = configOn(serverUrl);
       const errors: string[] = [];
       const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(line) });
       const drain = new AbortController();
@@ -164,12 +167,7 @@ void describe(
       stand.listen(0, '127.0.0.1');
       await once(stand, 'listening');
       const { port } = stand.address() as net.AddressInfo;
-      const config = loadConfig({
-        NODE_ENV: 'test',
-        AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
-        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/test`,
-        DATABASE_SCHEMA: schema,
-      });
+      const config = configOn(`postgres://postgres@127.0.0.1:${port}/test`);
       const lines: Array<{ level: number; msg: string; reason?: string }> = [];
       const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
       const drain = new AbortController();
@@ -187,7 +185,9 @@ void describe(
         lines.map(({ level, msg }) => ({ level, msg })),
         [{ level: 40, msg: 'the worker thread failed while a drain stopped it' }],
       );
-      assert.match(lines[0]!.reason ?? '', /Connection terminated|ECONNRESET|closed/i);
+      // The stand-in's close reaches the driver as an end of stream, or as a reset when the startup
+      // message it never read was still in its buffer.
+      assert.match(lines[0]!.reason ?? '', /^(Connection terminated unexpectedly|read ECONNRESET)$/);
     });
   },
 );
