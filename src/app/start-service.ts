@@ -194,11 +194,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
     analysis,
     metrics,
     async stop() {
-      // Order matters: stop taking requests first, then let the worker hand back its batches at a
-      // chunk boundary, then stop the queue, and only then close the database they all use.
-      await (closeRequests() ?? app?.close());
-      await analysis?.close();
-      await (worker ?? running).stop(DRAIN_TIMEOUT_MS);
+      // Order matters: stop taking requests first, let the worker hand back its batches at a chunk
+      // boundary, stop the queue once no request can send to it, and only then close the database
+      // they all use. A worker in its own thread hands back while the requests get their grace
+      // (WorkerSide.stop), so a drain takes the longer of the two, not their sum.
+      const requestsClosed = (async () => {
+        await (closeRequests() ?? app?.close());
+        await analysis?.close();
+      })();
+      if (worker) await worker.stop(DRAIN_TIMEOUT_MS, requestsClosed);
+      else await requestsClosed.then(() => running.stop(DRAIN_TIMEOUT_MS));
       await replicaReads?.close();
       await db.close();
     },

@@ -20,8 +20,14 @@ export interface WorkerSide {
   thread: WorkerThread | null;
   /** Tells the idle polling loops that a batch was just submitted in this process. */
   wake(): void;
-  /** Hands back or finishes the batches in hand, stops sending webhooks and taking jobs (the queue included). */
-  stop(timeoutMs: number): Promise<void>;
+  /**
+   * Hands back or finishes the batches in hand, stops sending webhooks and taking jobs (the queue
+   * included). `requestsClosed` settles once this process's requests have ended: the queue they
+   * send jobs to stops after it. A worker in its own thread, with its own connections and queue,
+   * hands its batches back meanwhile; a worker on this thread shares the requests' queue, and stops
+   * after them (docs/reliability.md).
+   */
+  stop(timeoutMs: number, requestsClosed?: Promise<unknown>): Promise<void>;
 }
 
 /** The batch worker of this thread, not started. */
@@ -57,8 +63,8 @@ export async function startWorkerSide(
       worker: null,
       thread,
       wake: () => thread.wake(),
-      async stop(timeoutMs) {
-        await thread.stop(timeoutMs);
+      async stop(timeoutMs, requestsClosed) {
+        await Promise.all([thread.stop(timeoutMs), requestsClosed]);
         await deps.queue.stop(timeoutMs);
       },
     };
@@ -74,7 +80,9 @@ export async function startWorkerSide(
     worker,
     thread: null,
     wake: () => deps.queue.wake(),
-    async stop(timeoutMs) {
+    async stop(timeoutMs, requestsClosed) {
+      // Stopping this worker stops the queue: a request still in its grace could not send its job.
+      await requestsClosed;
       webhooks.stop();
       await worker.stop(timeoutMs);
     },

@@ -64,6 +64,8 @@ export function serviceProcessesForFile(name: string) {
   return {
     /** The server the file's processes share, if any (TEST_DATABASE_URL). */
     serverUrl,
+    /** The schema of the file's processes on that server (its job queue's is `<schema>_jobs`). */
+    schema,
     /** Starts a process on the file's data with `env` added, as `spawnService` does. */
     async start(env: Record<string, string> = {}, entry?: readonly string[]): Promise<ServiceProcess> {
       if (!dataDir) throw new Error('a service process is started before the file’s setup ran');

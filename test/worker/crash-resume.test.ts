@@ -3,6 +3,8 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
+import { INGEST_QUEUE } from '../../src/queue/job-queue.ts';
 import { product } from '../helpers/catalog-fixtures.ts';
 import { callService, stopProcess, type ServiceProcess } from '../helpers/process-service.ts';
 import { serviceProcessesForFile } from '../helpers/file-fixture.ts';
@@ -113,6 +115,34 @@ async function assertCompletedExactly(
   assert.deepEqual(errors, { status: 200, json: { data: [], next_cursor: null } });
 }
 
+/**
+ * A submission stalled mid-body: 100 kB announced, 10 bytes sent, so the request is in flight and
+ * never finishes by itself; a drain gives it its grace, then cuts it. `cut` settles when it is cut.
+ */
+async function stalledUpload(proc: ServiceProcess, token: string) {
+  const { port } = new URL(proc.baseUrl);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  await once(socket, 'connect');
+  let open = true;
+  const cut = once(socket, 'close').then(() => {
+    open = false;
+  });
+  socket.on('error', () => undefined);
+  // Node's server answers `100 Continue` once it has parsed the headers and handed the request on:
+  // then, and not after a guessed pause, the request is known to be in the service.
+  socket.write(
+    `POST /products/ingestions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n',
+  );
+  const interim = await Promise.race([
+    once(socket, 'data').then(([chunk]) => String(chunk)),
+    sleep(10_000).then(() => 'no answer within 10 s'),
+  ]);
+  assert.equal(interim, 'HTTP/1.1 100 Continue\r\n\r\n');
+  socket.write('{"items":[');
+  return { cut, isOpen: () => open };
+}
+
 const thousand = () => Array.from({ length: 1000 }, () => product());
 
 void describe('the service as a process', { timeout: 300_000 }, () => {
@@ -163,28 +193,11 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
   void test('an upload stalled mid-body does not hold SIGTERM: exit 0 within 10 s, nothing stored', async () => {
     const token = await processes.token(`stalled-${randomUUID()}`);
     const proc = await running();
-    const { port } = new URL(proc.baseUrl);
-    const socket = net.connect(Number(port), '127.0.0.1');
-    await once(socket, 'connect');
-    const closed = once(socket, 'close');
-    socket.on('error', () => undefined);
-    // 100 kB announced, 10 bytes sent: the request is in flight and will never finish by itself.
-    // Node's server answers `100 Continue` once it has parsed the headers and handed the request on:
-    // then, and not after a guessed pause, the request is known to be in the service.
-    socket.write(
-      `POST /products/ingestions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n` +
-        'Content-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n',
-    );
-    const interim = await Promise.race([
-      once(socket, 'data').then(([chunk]) => String(chunk)),
-      sleep(10_000).then(() => 'no answer within 10 s'),
-    ]);
-    assert.equal(interim, 'HTTP/1.1 100 Continue\r\n\r\n');
-    socket.write('{"items":[');
+    const upload = await stalledUpload(proc, token);
     const sent = Date.now();
     assert.deepEqual(await stopProcess(proc, 'SIGTERM', 10_000), { code: 0, signal: null });
     assert.ok(Date.now() - sent <= 10_000);
-    await closed; // the stalled connection was cut, not left open
+    await upload.cut; // the stalled connection was cut, not left open
     // Cutting it is the drain's doing, not an outage: no database error may be claimed for it.
     assert.doesNotMatch(proc.output(), /database unavailable/);
 
@@ -192,4 +205,57 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
     const list = await callService(next, token, 'GET', '/products/ingestions');
     assert.deepEqual(list, { status: 200, json: { data: [], next_cursor: null } });
   });
+
+  void test(
+    "SIGTERM mid-batch while an upload stalls: the worker thread hands its batch back during the upload's grace, not after it",
+    {
+      skip: processes.serverUrl
+        ? false
+        : 'needs TEST_DATABASE_URL: only on a server does the worker run in a thread of its own',
+    },
+    async () => {
+      const tenant = `beside-${randomUUID()}`;
+      const token = await processes.token(tenant);
+      const first = await running();
+      const items = thousand();
+      const batchId = await submit(first, token, items);
+      await waitFor(first, token, batchId, midway, 60_000, 'processing with 0 < upserted < 1000');
+      const upload = await stalledUpload(first, token);
+      const client = new pg.Client({ connectionString: processes.serverUrl });
+      await client.connect();
+      try {
+        // The hand-back is the job that gives the tenant to the next worker (batch-worker.ts), sent
+        // after the signal; a drain that used up its budget sends the same job, so earlier ones do not count.
+        const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
+        const signalled = clock[0]!.now;
+        const exit = stopProcess(first, 'SIGTERM', 10_000);
+        const handedBack = async () => {
+          const { rows } = await client.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM "${processes.schema}_jobs".job
+             WHERE name = $1 AND data->>'tenantId' = $2 AND data->'batchId' = 'null'::jsonb
+               AND created_on > $3`,
+            [INGEST_QUEUE, tenant, signalled],
+          );
+          return rows[0]!.n > 0;
+        };
+        const deadline = Date.now() + 10_000;
+        while (!(await handedBack())) {
+          assert.ok(
+            Date.now() < deadline,
+            'no hand-back within 10 s of SIGTERM: the worker did not stop at its next chunk',
+          );
+          await sleep(20);
+        }
+        // The stalled upload holds the API's close for its grace (5 s): the worker did not wait for it.
+        assert.equal(upload.isOpen(), true, 'the batch was handed back only once the upload was cut');
+        assert.deepEqual(await exit, { code: 0, signal: null });
+        await upload.cut;
+      } finally {
+        await client.end();
+      }
+
+      const second = await running();
+      await assertCompletedExactly(second, token, batchId, items, 120_000);
+    },
+  );
 });
