@@ -21,6 +21,20 @@ export const BENCH_PARTS = [
   'replica',
 ] as const;
 
+/** A part of the bench, as `--only` names it. */
+export type BenchPart = (typeof BENCH_PARTS)[number];
+
+/**
+ * The parts a run takes, in the order they run: without `--only`, every part but `replica`, which
+ * builds a PostgreSQL primary and standby of its own and so runs only when named; with it, the part
+ * it names, and after `ingestion` the preview too, whose target (preview / 202) belongs with the
+ * ingestion figures. `only` is checked already (`benchArgErrors`).
+ */
+export function partsToRun(only: string | undefined): BenchPart[] {
+  if (only === undefined) return BENCH_PARTS.filter((part) => part !== 'replica');
+  return only === 'ingestion' ? ['ingestion', 'preview'] : [only as BenchPart];
+}
+
 /** The forms `--formats` names, for each part that takes it, from the parts' own lists. */
 const BENCH_FORMS: Record<'import' | 'export', readonly string[]> = {
   import: CATALOG_FILE_FORMATS,

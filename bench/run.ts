@@ -19,7 +19,7 @@ import { CATALOG_FILE_FORMATS, type CatalogFileFormat } from './catalog-files.ts
 import { benchSearch } from './search.ts';
 import { benchReplicaExport, type ReplicaExportBenchResult } from './replica-export.ts';
 import { exportLines, importLines, cpuLines, searchLines, stats } from './tables.ts';
-import { benchArgErrors, unreachable, usesServer } from './options.ts';
+import { benchArgErrors, partsToRun, unreachable, usesServer, type BenchPart } from './options.ts';
 
 /**
  * `npm run bench [-- --smoke] [-- --database-url URL [-- --pooled-url URL]] [-- --only ingestion|preview|import|export|search|analysis|decode|replica] [-- --no-analyzer] [-- --webhook]
@@ -170,32 +170,27 @@ function table(result: IngestionBenchResult): string {
   ].join('\n');
 }
 
-if (values.only === 'replica') await runReplicaExport();
-if (values.only === undefined || values.only === 'ingestion') await runIngestion();
-if (values.only === undefined || values.only === 'ingestion' || values.only === 'preview') await runPreview();
-if (values.only === undefined || values.only === 'import') await runImport();
-if (values.only === undefined || values.only === 'export') await runExport();
-if (values.only === undefined || values.only === 'search') await runSearch();
-if (values.only === undefined || values.only === 'analysis') {
-  // The analyzer's bench runs as its own process, so its model threads and RSS are its own.
-  const child = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', 'bench/analysis.ts', ...(smoke ? ['--smoke'] : [])],
-    {
-      stdio: 'inherit',
-    },
-  );
+/** Runs a bench part in a process of its own, so that its threads and RSS are its own. */
+function runInOwnProcess(script: string): void {
+  const child = spawnSync(process.execPath, ['--import', 'tsx', script, ...(smoke ? ['--smoke'] : [])], {
+    stdio: 'inherit',
+  });
   if (child.status !== 0) process.exitCode = child.status ?? 1;
 }
-if (values.only === undefined || values.only === 'decode') {
-  // The decode memory budget, measured in processes of their own (bench/decode-memory.ts).
-  const child = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', 'bench/decode-memory.ts', ...(smoke ? ['--smoke'] : [])],
-    { stdio: 'inherit' },
-  );
-  if (child.status !== 0) process.exitCode = child.status ?? 1;
-}
+
+/** What runs each part; `partsToRun` (bench/options.ts) says which parts run, and in what order. */
+const PART_RUNNERS: Record<BenchPart, () => Promise<void> | void> = {
+  ingestion: runIngestion,
+  preview: runPreview,
+  import: runImport,
+  export: runExport,
+  search: runSearch,
+  // The analyzer's model threads, and the decode memory budget (bench/decode-memory.ts).
+  analysis: () => runInOwnProcess('bench/analysis.ts'),
+  decode: () => runInOwnProcess('bench/decode-memory.ts'),
+  replica: runReplicaExport,
+};
+for (const part of partsToRun(values.only)) await PART_RUNNERS[part]();
 
 /** The ingestion bench's options for this command line: the direct run's, or with `overrides`. */
 function ingestionOptions(overrides: Partial<IngestionBenchOptions> = {}): IngestionBenchOptions {

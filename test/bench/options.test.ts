@@ -3,7 +3,7 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { benchArgErrors, unreachable, usesServer } from '../../bench/options.ts';
+import { benchArgErrors, partsToRun, unreachable, usesServer } from '../../bench/options.ts';
 
 /** The bench's command line is checked before anything runs (bench/options.ts). */
 
@@ -19,6 +19,22 @@ test('well-formed options have no errors', () => {
     benchArgErrors({ only: 'import', formats: 'csv,xlsx', 'import-batches': '20' }, undefined),
     [],
   );
+});
+
+test('the parts a run takes: all but the replica without --only, the preview after the ingestion', () => {
+  assert.deepEqual(partsToRun(undefined), [
+    'ingestion',
+    'preview',
+    'import',
+    'export',
+    'search',
+    'analysis',
+    'decode',
+  ]);
+  assert.deepEqual(partsToRun('ingestion'), ['ingestion', 'preview']);
+  assert.deepEqual(partsToRun('preview'), ['preview']);
+  assert.deepEqual(partsToRun('replica'), ['replica']);
+  assert.deepEqual(partsToRun('decode'), ['decode']);
 });
 
 test('each malformed option is named, with what it takes', () => {
