@@ -64,8 +64,10 @@ export async function startWorkerSide(
       thread,
       wake: () => thread.wake(),
       async stop(timeoutMs, requestsClosed) {
-        await Promise.all([thread.stop(timeoutMs), requestsClosed]);
+        // Settled, not all: requests whose close failed must not cut the thread's hand-back short.
+        const [, requests] = await Promise.allSettled([thread.stop(timeoutMs), requestsClosed]);
         await deps.queue.stop(timeoutMs);
+        if (requests.status === 'rejected') throw requests.reason;
       },
     };
   }

@@ -58,8 +58,10 @@ export async function startWorkerThread(
   const pending = new Map<number, (metrics: MetricsSnapshot) => void>();
   let nextId = 1;
   let stopping = false;
-  /** The last metrics the thread sent: served when it is slow to answer or being restarted. */
+  /** The last metrics the thread sent: served when it is slow to answer, being restarted, or ended. */
   let lastMetrics: MetricsSnapshot | null = null;
+  /** Set once a stopped thread has ended: a scrape during the rest of the drain gets its last metrics at once. */
+  let ended = false;
 
   const askToStop = (thread: Worker) => thread.postMessage({ type: 'stop' } satisfies HostMessage);
   /** Tells the thread last spawned to stop as soon as a drain is asked for, ready or not. */
@@ -139,6 +141,7 @@ export async function startWorkerThread(
   return {
     wake: () => post({ type: 'wake' }),
     metrics() {
+      if (ended) return Promise.resolve(lastMetrics);
       const id = nextId++;
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
@@ -157,11 +160,15 @@ export async function startWorkerThread(
       drain?.removeEventListener('abort', stopOnDrain);
       // A replacement still starting is waited for, then stopped like the thread it replaces.
       const running = await current;
-      if (!running) return;
+      if (!running) {
+        ended = true;
+        return;
+      }
       askToStop(running.thread);
       const timer = setTimeout(() => void running.thread.terminate(), timeoutMs + 2_000);
       await running.exited;
       clearTimeout(timer);
+      ended = true;
     },
   };
 }

@@ -217,18 +217,20 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
       const tenant = `beside-${randomUUID()}`;
       const token = await processes.token(tenant);
       const first = await running();
-      const items = thousand();
-      const batchId = await submit(first, token, items);
-      await waitFor(first, token, batchId, midway, 60_000, 'processing with 0 < upserted < 1000');
-      const upload = await stalledUpload(first, token);
+      // Connected before the batch starts, so that nothing slow stands between its midway and the signal.
       const client = new pg.Client({ connectionString: processes.serverUrl });
       await client.connect();
       try {
+        const items = thousand();
+        const batchId = await submit(first, token, items);
+        await waitFor(first, token, batchId, midway, 60_000, 'processing with 0 < upserted < 1000');
+        const upload = await stalledUpload(first, token);
         // The hand-back is the job that gives the tenant to the next worker (batch-worker.ts), sent
         // after the signal; a drain that used up its budget sends the same job, so earlier ones do not count.
         const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
         const signalled = clock[0]!.now;
         const exit = stopProcess(first, 'SIGTERM', 10_000);
+        exit.catch(() => undefined); // awaited below; observed now should an assertion end the test first
         const handedBack = async () => {
           const { rows } = await client.query<{ n: number }>(
             `SELECT count(*)::int AS n FROM "${processes.schema}_jobs".job
@@ -250,12 +252,19 @@ void describe('the service as a process', { timeout: 300_000 }, () => {
         assert.equal(upload.isOpen(), true, 'the batch was handed back only once the upload was cut');
         assert.deepEqual(await exit, { code: 0, signal: null });
         await upload.cut;
+        // Handed back, not finished: the first process left the batch midway.
+        const { rows } = await client.query<{ status: string; upserted: number }>(
+          `SELECT status, upserted FROM "${processes.schema}".batches WHERE id = $1`,
+          [batchId],
+        );
+        assert.equal(rows[0]?.status, 'processing');
+        assert.ok(rows[0].upserted < 1000, `upserted ${rows[0].upserted}`);
+
+        const second = await running();
+        await assertCompletedExactly(second, token, batchId, items, 120_000);
       } finally {
         await client.end();
       }
-
-      const second = await running();
-      await assertCompletedExactly(second, token, batchId, items, 120_000);
     },
   );
 });
