@@ -141,6 +141,10 @@ void describe(
       drain.abort();
       const thread = await starting;
       await thread.stop(1_000);
+      // An ended thread's metrics are its last ones (none here), given in the same turn: a scrape
+      // during the rest of a drain does not wait out the second a running thread gets to answer.
+      const waited = new Promise((resolve) => setImmediate(() => resolve('waited')));
+      assert.equal(await Promise.race([thread.metrics(), waited]), null);
       // A thread that had started its service would have created the schema and its job queue's
       // (migrations run first); a thread that failed or was restarted would have logged an error.
       const client = new pg.Client({ connectionString: serverUrl });
